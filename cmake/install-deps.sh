@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the system packages trainbench needs, once, idempotently.
+# Called by `make test` / `make bench` before configuring. A no-op when every
+# package is present; as root on Debian/Ubuntu it runs apt-get; elsewhere it
+# prints the list to install by hand and fails (exit 1).
+# Usage: cmake/install-deps.sh [build|report|all]   (default: all)
+set -euo pipefail
+
+want=${1:-all}
+# Debian/Ubuntu package names. CUDA/NCCL are not here: they come from NVIDIA's
+# toolkit (/usr/local/cuda) and are optional.
+build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev)
+report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest)
+case "$want" in
+  build)  pkgs=("${build_pkgs[@]}") ;;
+  report) pkgs=("${report_pkgs[@]}") ;;
+  all)    pkgs=("${build_pkgs[@]}" "${report_pkgs[@]}") ;;
+  *) echo "install-deps.sh: unknown set '$want' (allowed: build, report, all)" >&2; exit 2 ;;
+esac
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${pkgs[@]}"; do
+    # dpkg-query prints "install ok installed" only for a fully installed package.
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+      missing+=("$p")
+    fi
+  done
+else
+  echo "install-deps.sh: not a Debian/Ubuntu system (no dpkg). Install the equivalents of:" >&2
+  echo "  ${pkgs[*]}" >&2
+  echo "then run the make target again with TB_SKIP_DEPS=1." >&2
+  exit 1
+fi
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps.sh: missing packages: ${missing[*]}" >&2
+  echo "  install them with: sudo apt-get install -y ${missing[*]}" >&2
+  echo "  (or set TB_SKIP_DEPS=1 if you provide them another way)" >&2
+  exit 1
+fi
+
+echo "install-deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps.sh: done" >&2

@@ -1,0 +1,58 @@
+// datasets/dataset.h — a training set in memory and the spec that produces it.
+// Shapes: N rows (samples), D features, O outputs. X is N x D row-major float;
+// regression targets Y are N x O row-major float; classification labels are N
+// int32 in [0, O). Every backend reads the same bytes, so every backend trains
+// on exactly the same data.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tb {
+
+enum class Task { kRegression, kClassification };
+
+const char* task_name(Task t);
+
+// Malformed or unreadable data: the message names the file and the line or byte offset.
+class DataError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Dataset {
+  Task task = Task::kRegression;
+  int64_t n = 0;  // rows
+  int64_t d = 0;  // features per row
+  int64_t o = 0;  // regression outputs, or number of classes
+  std::vector<float> x;         // n * d
+  std::vector<float> y;         // n * o   (regression)
+  std::vector<int32_t> labels;  // n       (classification)
+  std::string description;      // e.g. "synthetic-regression(seed=1)" or "csv:data.csv"
+};
+
+// Which data, as the CLI names it: "synthetic" (regression for linear models,
+// classification for MLPs), "synthetic-regression", "synthetic-classification",
+// "csv:PATH", "idx:IMAGES,LABELS".
+struct DatasetSpec {
+  std::string kind = "synthetic";  // synthetic | synthetic-regression | synthetic-classification | csv | idx
+  std::string path;                // csv file, or idx images file
+  std::string labels_path;         // idx labels file
+  std::string target;              // csv: target column name (default: last column)
+  Task task = Task::kRegression;   // resolved task (csv: from --task)
+  int64_t n = 0;                   // synthetic rows
+  int64_t d = 0;                   // synthetic features
+  int64_t o = 0;                   // synthetic outputs / classes
+  uint64_t seed = 1;
+  float noise = 0.1f;              // synthetic regression label noise (std dev)
+};
+
+// Parses the --dataset value; throws std::invalid_argument naming the allowed forms.
+DatasetSpec parse_dataset_arg(const std::string& value);
+
+// Builds the whole dataset (generating or loading it). Throws DataError on bad files.
+Dataset load_dataset(const DatasetSpec& spec);
+
+}  // namespace tb
