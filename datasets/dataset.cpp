@@ -1,0 +1,87 @@
+// datasets/dataset.cpp — the --dataset value and the dispatch from a spec to a
+// generator or a loader. Shapes as in dataset.h: N rows, D features, O outputs.
+#include "datasets/dataset.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "datasets/csv_loader.h"
+#include "datasets/idx_loader.h"
+#include "datasets/synthetic.h"
+
+namespace tb {
+
+const char* task_name(Task t) {
+  switch (t) {
+    case Task::kRegression: return "regression";
+    case Task::kClassification: return "classification";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr const char* kAllowed =
+    "synthetic, synthetic-regression, synthetic-classification, csv:PATH, idx:IMAGES,LABELS";
+
+[[noreturn]] void bad_value(const std::string& value, const std::string& why) {
+  throw std::invalid_argument("--dataset: " + why + " '" + value + "' (allowed: " + kAllowed + ")");
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+DatasetSpec parse_dataset_arg(const std::string& value) {
+  DatasetSpec spec;
+  if (value == "synthetic") {
+    spec.kind = "synthetic";  // the caller resolves the task from the model
+  } else if (value == "synthetic-regression") {
+    spec.kind = value;
+    spec.task = Task::kRegression;
+  } else if (value == "synthetic-classification") {
+    spec.kind = value;
+    spec.task = Task::kClassification;
+  } else if (starts_with(value, "csv:")) {
+    spec.kind = "csv";
+    spec.path = value.substr(4);
+    if (spec.path.empty()) bad_value(value, "empty PATH in");
+  } else if (starts_with(value, "idx:")) {
+    // IMAGES,LABELS split at the last comma (an images path may contain commas;
+    // a labels path containing one is not supported).
+    const std::string rest = value.substr(4);
+    const size_t comma = rest.rfind(',');
+    if (comma == std::string::npos) bad_value(value, "missing ',LABELS' in");
+    spec.kind = "idx";
+    spec.path = rest.substr(0, comma);
+    spec.labels_path = rest.substr(comma + 1);
+    spec.task = Task::kClassification;
+    if (spec.path.empty()) bad_value(value, "empty IMAGES path in");
+    if (spec.labels_path.empty()) bad_value(value, "empty LABELS path in");
+  } else {
+    bad_value(value, "unknown value");
+  }
+  return spec;
+}
+
+Dataset load_dataset(const DatasetSpec& spec) {
+  if (spec.kind == "synthetic" || spec.kind == "synthetic-regression" ||
+      spec.kind == "synthetic-classification") {
+    return make_synthetic(spec);  // fills description; the task follows the kind (see synthetic.cpp)
+  }
+  if (spec.kind == "csv") {
+    const int64_t classes = spec.task == Task::kClassification ? spec.o : 0;
+    Dataset ds = load_csv(spec.path, spec.target, spec.task, classes);
+    ds.description = "csv:" + spec.path;
+    return ds;
+  }
+  if (spec.kind == "idx") {
+    Dataset ds = load_idx(spec.path, spec.labels_path, spec.o);
+    ds.description = "idx:" + spec.path + "," + spec.labels_path;
+    return ds;
+  }
+  throw std::invalid_argument("load_dataset: unknown dataset kind '" + spec.kind +
+                              "' (allowed: synthetic, synthetic-regression, synthetic-classification, csv, idx)");
+}
+
+}  // namespace tb
