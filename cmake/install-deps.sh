@@ -10,7 +10,7 @@ want=${1:-all}
 # Debian/Ubuntu package names. CUDA/NCCL are not here: they come from NVIDIA's
 # toolkit (/usr/local/cuda) and are optional.
 build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev)
-report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest)
+report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest chromium fonts-dejavu-core)
 case "$want" in
   build)  pkgs=("${build_pkgs[@]}") ;;
   report) pkgs=("${report_pkgs[@]}") ;;

@@ -1,0 +1,278 @@
+"""Group repetition rows into configurations and compute every derived figure.
+
+Why one module: the HTML tables, the plots and the compare gate must agree on
+what "median samples/s" or "speedup" means, so each figure is computed once,
+here, from the rows (the CSV never stores derived numbers). The formulas are
+listed in FORMULAS and printed in the report.
+
+A configuration (Group) is (run_id, workload, backend, world_size, devices,
+threads); its ok rows are its repetitions. Skipped/failed rows are kept apart.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import stats
+from load import PHASE_COLUMNS
+
+LOSS_RTOL = 1e-3          # |loss - ref| / max(|ref|, LOSS_ABS_FLOOR) <= LOSS_RTOL is a match
+LOSS_ABS_FLOOR = 1e-12
+CV_FLAG = 0.05            # CV of samples/s above this is flagged as noisy
+OTHER_MIN_FRACTION = 0.01  # "other" time shown only when above 1% of the epoch
+
+CPU_BASELINE = "cpu-omp"
+GPU_BASELINE = "cuda"
+REFERENCE = "reference"
+# Multi-device backends whose world_size-1 base is another backend (one GPU).
+SCALING_BASE = {"cuda-dp": "cuda", "cuda-ddp": "cuda", "torch-dp": "torch-cuda",
+                "torch-ddp": "torch-cuda"}
+BACKEND_ORDER = ["reference", "cpu-omp", "cpu-ddp", "cuda", "cuda-dp", "cuda-ddp",
+                 "torch-cpu", "torch-cuda", "torch-dp", "torch-ddp"]
+WORKLOAD_META = ["model", "layers", "dataset", "task", "n_samples", "batch_size", "epochs",
+                 "lr", "momentum", "weight_decay", "seed"]
+
+FORMULAS = [
+    ("time per epoch (s/epoch)", "median over repetitions of train_time_s / epochs"),
+    ("samples/s", "median over repetitions of samples_per_s "
+                  "(the harness writes samples_per_s = epochs × rows per epoch / train_time_s)"),
+    ("min–max", "smallest and largest samples_per_s of the repetitions"),
+    ("CV", "sample standard deviation (n−1) / mean of samples_per_s over the repetitions; "
+           f"flagged ⚠ above {CV_FLAG:.0%}; needs at least 2 repetitions"),
+    ("speedup vs cpu-omp", "median samples/s of the row / median samples/s of the cpu-omp row "
+                           "with the most threads in the same workload"),
+    ("speedup vs cuda", "median samples/s of the row / median samples/s of the single-GPU "
+                        "cuda row (world_size 1) in the same workload"),
+    ("scaling efficiency", "(median samples/s / median samples/s of the base at world_size 1) "
+                           "/ world_size; the base is cuda for cuda-dp and cuda-ddp (torch-cuda "
+                           "for torch-dp/torch-ddp), the same backend otherwise; "
+                           "shown for world_size > 1; 100% is ideal"),
+    ("ideal scaling line", "base samples/s at world_size 1 × world_size"),
+    ("phase seconds per epoch", "median over repetitions of <phase>_s / epochs, for transfer, "
+                                "forward, backward, comm (exposed), optimizer; "
+                                "other = time per epoch − sum of phases when above "
+                                f"{OTHER_MIN_FRACTION:.0%} of it"),
+    ("final loss / accuracy", "median over repetitions of final_loss / final_accuracy"),
+    ("loss check", f"rel = |loss − loss_ref| / max(|loss_ref|, {LOSS_ABS_FLOOR:g}); "
+                   f"✓ when rel ≤ {LOSS_RTOL:g} (LOSS_RTOL), ✗ MISMATCH otherwise; loss_ref is "
+                   "the final loss of the reference (float64) row of the same workload"),
+    ("loss curve", "per epoch, the median over repetitions of train_loss "
+                   "(mean of that epoch's step losses)"),
+]
+
+
+@dataclass
+class Group:
+    """One configuration and its repetitions, with derived figures filled in."""
+    run_id: str
+    host: str
+    workload: str
+    backend: str
+    world_size: int
+    devices: str
+    threads: int
+    rows: list = field(default_factory=list)
+    origin: str = ""          # host (or run_id when hosts repeat) shown in merged reports
+    # filled by _stats()
+    sps: list = field(default_factory=list)
+    med_sps: float = 0.0
+    min_sps: float = 0.0
+    max_sps: float = 0.0
+    cv_sps: float = None
+    time_per_epoch: float = 0.0
+    phases: dict = field(default_factory=dict)   # phase name -> seconds per epoch
+    final_loss: float = None
+    final_accuracy: float = None
+    precision: str = ""
+    curve: list = field(default_factory=list)    # [(epoch, median train_loss)]
+    # filled by _compare_within_workload()
+    speedup_cpu: float = None
+    speedup_gpu: float = None
+    efficiency: float = None
+    efficiency_base: "Group" = None
+    loss_rel_err: float = None
+    loss_state: str = "noref"                      # ref | match | mismatch | noref
+
+    @property
+    def key(self):
+        """Identity without the run: what compare matches across runs."""
+        return (self.workload, self.backend, self.world_size, self.devices, self.threads)
+
+    @property
+    def noisy(self):
+        return self.cv_sps is not None and self.cv_sps > CV_FLAG
+
+    def label(self, with_origin=False):
+        """Short name for plots: 'cuda-ddp ×4 (GPU 0,1,2,3)', 'cpu-omp (8 thr)'."""
+        text = self.backend
+        if self.world_size > 1:
+            text += f" ×{self.world_size}"
+        text += f" ({self.threads} thr)" if self.devices == "cpu" else f" (GPU {self.devices})"
+        return f"{self.origin}: {text}" if with_origin else text
+
+
+@dataclass
+class Workload:
+    name: str
+    groups: list
+    not_measured: list          # skipped/failed rows of this workload
+    meta: dict
+    disagreements: list         # "epochs: 5, 10" when rows of one workload differ
+    cpu_base: Group = None
+    gpu_base: Group = None
+    ref: Group = None
+    multi_host: bool = False
+
+
+@dataclass
+class Summary:
+    runs: list
+    workloads: list
+    skipped: list
+    failed: list
+    multi_host: bool
+
+
+def _order_key(g):
+    b = BACKEND_ORDER.index(g.backend) if g.backend in BACKEND_ORDER else len(BACKEND_ORDER)
+    return (b, g.backend, g.world_size, g.threads, g.devices)
+
+
+def _stats(g):
+    rows = g.rows
+    g.sps = [r["samples_per_s"] for r in rows]
+    g.med_sps = stats.median(g.sps)
+    g.min_sps, g.max_sps = min(g.sps), max(g.sps)
+    g.cv_sps = stats.cv(g.sps)
+    g.time_per_epoch = stats.median([r["train_time_s"] / r["epochs"] for r in rows])
+    for col in PHASE_COLUMNS:
+        g.phases[col[:-2]] = stats.median([r[col] / r["epochs"] for r in rows])
+    other = g.time_per_epoch - sum(g.phases.values())
+    g.phases["other"] = other if other > OTHER_MIN_FRACTION * g.time_per_epoch else 0.0
+    g.final_loss = stats.median([r["final_loss"] for r in rows])
+    accs = [r["final_accuracy"] for r in rows if r["final_accuracy"] is not None]
+    g.final_accuracy = stats.median(accs) if accs else None
+    g.precision = "/".join(sorted({r["precision"] for r in rows}))
+
+
+def group_rows(rows):
+    """ok rows -> {(run_id, workload, backend, world_size, devices, threads): Group}."""
+    groups = {}
+    for r in rows:
+        if r["state"] != "ok":
+            continue
+        k = (r["run_id"], r["workload"], r["backend"], r["world_size"], r["devices"], r["threads"])
+        if k not in groups:
+            groups[k] = Group(r["run_id"], r["host"], r["workload"], r["backend"],
+                              r["world_size"], r["devices"], r["threads"])
+        groups[k].rows.append(r)
+    for g in groups.values():
+        _stats(g)
+    return groups
+
+
+def _attach_curves(groups, curves):
+    per = {}
+    for c in curves:
+        k = (c["run_id"], c["workload"], c["backend"], c["world_size"], c["devices"], c["threads"])
+        per.setdefault(k, {}).setdefault(c["epoch"], []).append(c["train_loss"])
+    for k, g in groups.items():
+        if k in per:
+            g.curve = [(e, stats.median(v)) for e, v in sorted(per[k].items())]
+
+
+def _pick(groups, pred, prefer=(), key=None):
+    """First group matching pred, narrowed by each `prefer` predicate in turn (one
+    that matches none is ignored), then to the largest key(g) when key is given."""
+    cands = [g for g in groups if pred(g)]
+    for p in prefer:
+        cands = [g for g in cands if p(g)] or cands
+    if cands and key is not None:
+        best = max(key(g) for g in cands)
+        cands = [g for g in cands if key(g) == best]
+    return cands[0] if cands else None
+
+
+def loss_check(loss, ref_loss):
+    """(relative error, state) of a final loss against the reference's."""
+    if ref_loss is None:
+        return None, "noref"
+    rel = abs(loss - ref_loss) / max(abs(ref_loss), LOSS_ABS_FLOOR)
+    if math.isnan(rel):
+        return rel, "mismatch"
+    return rel, "match" if rel <= LOSS_RTOL else "mismatch"
+
+
+def _compare_within_workload(w):
+    gs = w.groups
+    w.cpu_base = _pick(gs, lambda g: g.backend == CPU_BASELINE, key=lambda g: g.threads)
+    w.gpu_base = _pick(gs, lambda g: g.backend == GPU_BASELINE and g.world_size == 1)
+    w.ref = _pick(gs, lambda g: g.backend == REFERENCE)
+    for g in gs:
+        if w.cpu_base:
+            g.speedup_cpu = g.med_sps / w.cpu_base.med_sps
+        if w.gpu_base:
+            g.speedup_gpu = g.med_sps / w.gpu_base.med_sps
+        if g.world_size > 1:
+            # Same run first, then the same threads per rank (cpu-ddp ×2 at 4 threads
+            # scales against cpu-ddp ×1 at 4 threads).
+            prefer = (lambda b: b.run_id == g.run_id, lambda b: b.threads == g.threads)
+            base = _pick(gs, lambda b: b.backend == SCALING_BASE.get(g.backend, g.backend)
+                         and b.world_size == 1, prefer)
+            if base is None:
+                base = _pick(gs, lambda b: b.backend == g.backend and b.world_size == 1, prefer)
+            if base is not None:
+                g.efficiency_base = base
+                g.efficiency = g.med_sps / base.med_sps / g.world_size
+        if g is w.ref:
+            g.loss_rel_err, g.loss_state = 0.0, "ref"
+        elif w.ref is not None:
+            g.loss_rel_err, g.loss_state = loss_check(g.final_loss, w.ref.final_loss)
+
+
+def _disagreements(rows):
+    out = []
+    for col in WORKLOAD_META:
+        values = []
+        for r in rows:
+            if r["state"] == "ok" and r[col] not in values:
+                values.append(r[col])
+        if len(values) > 1:
+            out.append(f"{col}: " + ", ".join(str(v) for v in values))
+    return out
+
+
+def summarize(runs):
+    """All runs -> Summary with workloads in first-appearance order."""
+    all_rows = [r for run in runs for r in run.rows]
+    groups = group_rows(all_rows)
+    for run in runs:
+        _attach_curves(groups, run.curves)
+    run_hosts = {}
+    for r in all_rows:
+        run_hosts.setdefault(r["run_id"], r["host"])
+    multi_host = len(run_hosts) > 1
+    hosts_unique = len(set(run_hosts.values())) == len(run_hosts)
+    for g in groups.values():
+        g.origin = g.host if hosts_unique else g.run_id
+    names = []
+    for r in all_rows:
+        if r["workload"] not in names:
+            names.append(r["workload"])
+    workloads = []
+    for name in names:
+        rows = [r for r in all_rows if r["workload"] == name]
+        ok = [r for r in rows if r["state"] == "ok"]
+        meta_src = ok[0] if ok else rows[0]
+        w = Workload(
+            name=name,
+            groups=sorted((g for g in groups.values() if g.workload == name), key=_order_key),
+            not_measured=[r for r in rows if r["state"] != "ok"],
+            meta={c: meta_src[c] for c in WORKLOAD_META},
+            disagreements=_disagreements(rows),
+            multi_host=multi_host)
+        _compare_within_workload(w)
+        workloads.append(w)
+    return Summary(runs=runs, workloads=workloads,
+                   skipped=[r for r in all_rows if r["state"] == "skipped"],
+                   failed=[r for r in all_rows if r["state"] == "failed"],
+                   multi_host=multi_host)

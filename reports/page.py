@@ -1,0 +1,256 @@
+"""Assemble the self-contained HTML report and write it atomically.
+
+Why: the report is a CI artifact that must open anywhere, so it is one file with
+inline CSS and base64 PNGs, no scripts and no network. The headline answers
+"what ran where, what did not, and did every backend learn the same thing"
+before any detail. write_atomic() writes beside the target and renames, so a
+crash never leaves a half-written report.
+"""
+
+import os
+import tempfile
+from html import escape as esc
+
+import plots
+import tables
+from derive import FORMULAS, LOSS_RTOL
+
+CSS = """
+:root { --bad:#b00020; --badbg:#fde7ea; --warn:#8a5a00; --warnbg:#fff4d6; --good:#1b6e20;
+        --muted:#666; --line:#ddd; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
+       margin: 0 auto; max-width: 1440px; padding: 0.8rem; line-height: 1.4; color: #111; }
+h1 { font-size: 1.5rem; margin: 0.2rem 0 0.6rem; }
+h2 { font-size: 1.25rem; border-bottom: 2px solid var(--line); padding-bottom: 0.2rem;
+     margin-top: 2rem; }
+h3 { font-size: 1.05rem; margin-bottom: 0.3rem; }
+.headline { border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.9rem;
+            background: #fafafa; }
+.headline dt { font-weight: bold; margin-top: 0.3rem; }
+.headline dd { margin-left: 1rem; }
+.verdict { font-weight: bold; padding: 0.3rem 0.5rem; border-radius: 4px; display: inline-block; }
+.verdict.good { background: #e6f4e7; }
+.verdict.bad { background: var(--badbg); }
+.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: 0.4rem 0 0.8rem; }
+table { border-collapse: collapse; font-size: 0.85rem; }
+th, td { border: 1px solid var(--line); padding: 0.2rem 0.35rem; vertical-align: top; }
+th { background: #f1f3f5; text-align: left; font-weight: 600; }
+table.results td, table.status td { white-space: nowrap; }
+table.results th { min-width: 4.5em; max-width: 11em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.wrap { white-space: normal; overflow-wrap: anywhere; }
+.muted { color: var(--muted); }
+.good { color: var(--good); }
+.ref { color: var(--muted); font-style: italic; }
+.bad, td.bad { color: var(--bad); font-weight: bold; }
+td.bad { background: var(--badbg); }
+tr.mismatch td { background: var(--badbg); }
+.warn, td.warn { color: var(--warn); }
+td.warn { background: var(--warnbg); }
+ul.notes { margin: 0.2rem 0 0.8rem; padding-left: 1.2rem; font-size: 0.9rem; }
+.meta { font-size: 0.9rem; color: #333; }
+figure { margin: 0.8rem 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
+nav ul { columns: 2; font-size: 0.9rem; }
+footer { margin-top: 2rem; font-size: 0.8rem; color: var(--muted); }
+@media (max-width: 640px) {
+  body { padding: 0.4rem; }
+  nav ul { columns: 1; }
+  table { font-size: 0.8rem; }
+}
+@media print {
+  nav { display: none; }
+  body { max-width: none; }
+  .scroll { overflow: visible; }
+  figure, table, .headline { break-inside: avoid; }
+  h2 { break-after: avoid; }
+}
+"""
+
+
+def _anchor(name):
+    return "w-" + "".join(c if c.isalnum() else "-" for c in name)
+
+
+def _env(run, *keys):
+    v = run.env
+    for k in keys:
+        if not isinstance(v, dict) or k not in v:
+            return None
+        v = v[k]
+    return v
+
+
+def _machines(summary):
+    items = []
+    for run in summary.runs:
+        host = _env(run, "host", "hostname") or (run.rows[0]["host"] if run.rows else "?")
+        parts = [f"<b>{esc(str(host))}</b>"]
+        cpu = _env(run, "host", "cpu_model")
+        cores = _env(run, "host", "logical_cores")
+        if cpu:
+            parts.append(esc(f"{cpu}" + (f" ({cores} logical cores)" if cores else "")))
+        gpus = run.env.get("gpus")
+        if isinstance(gpus, list) and gpus:
+            names = {}
+            for g in gpus:
+                n = g.get("name", "?") if isinstance(g, dict) else str(g)
+                names[n] = names.get(n, 0) + 1
+            parts.append(esc(", ".join(f"{c}× {n}" for n, c in names.items())))
+        elif run.env.get("gpu_unavailable_reason"):
+            parts.append(esc(f"no GPU: {run.env['gpu_unavailable_reason']}"))
+        else:
+            parts.append("no GPU")
+        items.append(f"<li>{' · '.join(parts)} <span class=\"muted\">"
+                     f"(run {esc(run.run_id)})</span></li>")
+    return f"<ul>{''.join(items)}</ul>"
+
+
+def _dates_and_commits(summary):
+    dates, commits = [], []
+    for run in summary.runs:
+        ts = run.env.get("timestamp") or (run.rows[0]["timestamp"] if run.rows else None)
+        if ts and ts not in dates:
+            dates.append(str(ts))
+        commit = _env(run, "git", "commit")
+        if commit:
+            dirty = _env(run, "git", "dirty")
+            text = str(commit)[:12] + {True: " (dirty: uncommitted changes)",
+                                       False: " (clean)"}.get(dirty, "")
+            if text not in commits:
+                commits.append(text)
+    return (", ".join(esc(d) for d in dates) or "unknown",
+            ", ".join(esc(c) for c in commits) or "unknown")
+
+
+def _headline(summary):
+    dates, commits = _dates_and_commits(summary)
+    groups = [g for w in summary.workloads for g in w.groups]
+    backends = []
+    for g in groups:
+        if g.backend not in backends:
+            backends.append(g.backend)
+    reps = sum(len(g.rows) for g in groups)
+    mismatches = [(w, g) for w in summary.workloads for g in w.groups
+                  if g.loss_state == "mismatch"]
+    checked = sum(1 for w in summary.workloads for g in w.groups if g.loss_state == "match")
+    unchecked = [w.name for w in summary.workloads if w.ref is None and w.groups]
+    if mismatches:
+        names = "; ".join(f"{w.name}: {g.label(w.multi_host)}" for w, g in mismatches)
+        verdict = (f'<span class="verdict bad">✗ {len(mismatches)} configuration(s) do NOT '
+                   f"match the reference loss (tolerance {LOSS_RTOL:g}): {esc(names)}</span>")
+    elif checked:
+        verdict = (f'<span class="verdict good">✓ all {checked} checked configuration(s) match '
+                   f"the reference loss within {LOSS_RTOL:g}</span>")
+    else:
+        verdict = '<span class="verdict">no reference rows: correctness not checked</span>'
+    if unchecked and checked:
+        verdict += f' <span class="muted">(no reference for: {esc(", ".join(unchecked))})</span>'
+    ran = (f"{len(summary.workloads)} workload(s): "
+           f"{esc(', '.join(w.name for w in summary.workloads))}; "
+           f"{len(groups)} configuration(s) on {len(backends)} backend(s) "
+           f"({esc(', '.join(backends)) or 'none'}); {reps} timed repetition(s)")
+    parts = ['<section class="headline"><dl>',
+             f"<dt>Machine{'s' if len(summary.runs) > 1 else ''}</dt><dd>{_machines(summary)}</dd>",
+             f"<dt>Date (UTC)</dt><dd>{dates}</dd>",
+             f"<dt>Commit</dt><dd><code>{commits}</code></dd>",
+             f"<dt>What ran</dt><dd>{ran}</dd>",
+             f"<dt>Correctness</dt><dd>{verdict}</dd>"]
+    if summary.skipped:
+        parts.append(f"<dt>Skipped ({len(summary.skipped)})</dt><dd>"
+                     + tables.status_table(summary.skipped, summary.multi_host) + "</dd>")
+    else:
+        parts.append("<dt>Skipped</dt><dd>nothing</dd>")
+    if summary.failed:
+        parts.append(f'<dt class="bad">FAILED ({len(summary.failed)})</dt><dd>'
+                     + tables.status_table(summary.failed, summary.multi_host) + "</dd>")
+    else:
+        parts.append("<dt>Failed</dt><dd>nothing</dd>")
+    notes = [n for run in summary.runs for n in run.notes]
+    if notes:
+        parts.append("<dt>Notes</dt><dd><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes)
+                     + "</ul></dd>")
+    parts.append("</dl></section>")
+    return "".join(parts)
+
+
+def _meta_line(w):
+    m = w.meta
+    bits = [f"model {m['model']} [{m['layers']}]", m["dataset"], m["task"],
+            f"{m['n_samples']} samples", f"batch {m['batch_size']}", f"{m['epochs']} epochs",
+            f"lr {m['lr']}"]
+    if m.get("momentum"):
+        bits.append(f"momentum {m['momentum']}")
+    if m.get("weight_decay"):
+        bits.append(f"weight decay {m['weight_decay']}")
+    bits.append(f"seed {m['seed']}")
+    return '<p class="meta">' + esc(" · ".join(str(b) for b in bits if b is not None)) + "</p>"
+
+
+def _figure(png, alt):
+    if png is None:
+        return ""
+    return (f'<figure><img src="data:image/png;base64,{png}" alt="{esc(alt)}">'
+            f"<figcaption class=\"muted\">{esc(alt)}</figcaption></figure>")
+
+
+def _workload_section(w):
+    out = [f'<section id="{_anchor(w.name)}"><h2>{esc(w.name)}</h2>', _meta_line(w)]
+    if w.groups:
+        out.append(tables.workload_table(w))
+    else:
+        out.append('<p class="bad">No configuration of this workload produced results.</p>')
+    out.append(tables.workload_notes(w))
+    if w.groups:
+        out.append(_figure(plots.throughput_plot(w), f"{w.name}: throughput, samples/s"))
+        out.append(_figure(plots.scaling_plot(w), f"{w.name}: samples/s vs world size, with ideal line"))
+        out.append(_figure(plots.phases_plot(w), f"{w.name}: seconds per epoch by phase"))
+        loss = plots.loss_plot(w)
+        if loss is None:
+            out.append('<p class="muted">No loss curves (curves.csv missing or empty).</p>')
+        out.append(_figure(loss, f"{w.name}: training loss per epoch"))
+    out.append("</section>")
+    return "".join(out)
+
+
+def render_html(summary, title="trainbench report"):
+    nav = "".join(f'<li><a href="#{_anchor(w.name)}">{esc(w.name)}</a></li>'
+                  for w in summary.workloads)
+    env = []
+    for run in summary.runs:
+        env.append(f"<h3>Run {esc(run.run_id)} <span class=\"muted\">({esc(run.path)})</span></h3>")
+        env.append(tables.env_tables(run))
+    body = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>", _headline(summary),
+        f'<nav><h3>Workloads</h3><ul>{nav}<li><a href="#environment">Environment</a></li>'
+        '<li><a href="#formulas">Formulas</a></li></ul></nav>',
+        *(_workload_section(w) for w in summary.workloads),
+        '<section id="environment"><h2>Environment</h2>', *env, "</section>",
+        '<section id="formulas"><h2>Formulas</h2>',
+        "<p>Every derived figure is computed by the report from the CSV rows:</p>",
+        tables.formulas_table(FORMULAS), "</section>",
+        f"<footer>Generated by reports/render.py from {esc(', '.join(r.path for r in summary.runs))}. "
+        f"Loss tolerance LOSS_RTOL = {LOSS_RTOL:g}.</footer>",
+        "</body></html>",
+    ]
+    return "\n".join(body)
+
+
+def write_atomic(path, text):
+    """Write text to path via a temporary file in the same folder and os.replace."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+

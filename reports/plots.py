@@ -1,0 +1,194 @@
+"""Matplotlib (Agg) figures for one workload, returned as base64 PNG strings.
+
+Why: the report must be one self-contained file, so every figure is rendered
+off-screen and embedded as a data URI. Each plot has a title and units on its
+axes; a backend keeps its colour across all plots of the report. Figures are
+built with the object API (Figure + FigureCanvasAgg), never pyplot's global
+state, so rendering is repeatable and safe to call many times.
+
+Plots: throughput (median samples/s per configuration, min–max whiskers);
+scaling (samples/s vs world size with the ideal line) when a workload has more
+than one world size; stacked per-phase seconds per epoch; loss curves overlaid.
+"""
+
+import base64
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
+
+from derive import BACKEND_ORDER  # noqa: E402
+
+PHASES = ["transfer", "forward", "backward", "comm", "optimizer", "other"]
+PHASE_COLORS = {"transfer": "#8c564b", "forward": "#1f77b4", "backward": "#ff7f0e",
+                "comm": "#d62728", "optimizer": "#2ca02c", "other": "#bbbbbb"}
+PALETTE = ["#4d4d4d", "#1f77b4", "#17becf", "#2ca02c", "#ff7f0e", "#d62728",
+           "#9467bd", "#8c564b", "#e377c2", "#bcbd22"]
+LINESTYLES = ["-", "--", "-.", ":"]
+LOG_RATIO = 30.0   # a log axis when the largest value is this many times the smallest
+DPI = 100
+
+
+def backend_color(backend):
+    i = BACKEND_ORDER.index(backend) if backend in BACKEND_ORDER else hash(backend)
+    return PALETTE[i % len(PALETTE)]
+
+
+def _png(fig):
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _bar_figure(n_bars):
+    fig = Figure(figsize=(8.0, 1.4 + 0.38 * n_bars))
+    return fig, fig.add_subplot(1, 1, 1)
+
+
+def throughput_plot(w):
+    gs = w.groups
+    if not gs:
+        return None
+    fig, ax = _bar_figure(len(gs))
+    ys = list(range(len(gs)))[::-1]
+    med = [g.med_sps for g in gs]
+    err = [[g.med_sps - g.min_sps for g in gs], [g.max_sps - g.med_sps for g in gs]]
+    ax.barh(ys, med, xerr=err, color=[backend_color(g.backend) for g in gs],
+            capsize=3, error_kw={"elinewidth": 1})
+    ax.set_yticks(ys, [g.label(w.multi_host) for g in gs])
+    log = max(med) / min(med) > LOG_RATIO
+    if log:
+        ax.set_xscale("log")
+    else:
+        ax.xaxis.set_major_formatter(EngFormatter())
+    ax.set_xlabel("samples/s (median, whiskers min–max)" + (", log scale" if log else ""))
+    ax.set_title(f"{w.name}: training throughput")
+    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def _scaling_families(w):
+    """{base Group: [Groups scaled against it]}: cuda with cuda-dp/cuda-ddp, cpu-ddp alone."""
+    fams = {}
+    for g in w.groups:
+        if g.efficiency_base is not None:
+            fams.setdefault(id(g.efficiency_base), (g.efficiency_base, []))[1].append(g)
+    return list(fams.values())
+
+
+def scaling_plot(w):
+    """samples/s vs world size, one panel per world-size-1 base, dotted ideal line base × n.
+
+    Panels keep a linear axis from 0 (how far from ideal reads directly) and
+    separate families whose throughputs differ by orders of magnitude (CPU, GPU).
+    """
+    fams = _scaling_families(w)
+    if not fams:
+        return None
+    cols = min(2, len(fams))
+    rows = (len(fams) + cols - 1) // cols
+    fig = Figure(figsize=(5.2 * cols, 4.2 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax, (base, members) in zip(axes, fams):
+        lines = {base.backend: [base]}
+        for g in members:
+            lines.setdefault(g.backend, []).append(g)
+        for g in w.groups:   # a member backend's own world-size-1 row (cuda-dp ×1)
+            if (g.backend in lines and g.backend != base.backend and g.world_size == 1
+                    and g.origin == base.origin and g not in lines[g.backend]):
+                lines[g.backend].append(g)
+        sizes = sorted({g.world_size for gs in lines.values() for g in gs})
+        for i, (backend, gs) in enumerate(lines.items()):
+            gs = sorted(gs, key=lambda g: g.world_size)
+            ax.errorbar([g.world_size for g in gs], [g.med_sps for g in gs],
+                        yerr=[[g.med_sps - g.min_sps for g in gs],
+                              [g.max_sps - g.med_sps for g in gs]],
+                        marker="os^D"[i % 4], capsize=3, linestyle=LINESTYLES[i % 2],
+                        color=backend_color(backend), label=backend)
+        ax.plot(sizes, [base.med_sps * n for n in sizes], color="#555555", linestyle=":",
+                label="ideal (base × n)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.minorticks_off()
+        ax.set_xlabel("world size (GPUs or ranks)")
+        ax.set_ylabel("samples/s (median)")
+        ax.yaxis.set_major_formatter(EngFormatter())
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"base: {base.label(w.multi_host)}", fontsize="medium")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    for ax in axes[len(fams):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{w.name}: scaling")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def phases_plot(w):
+    """Stacked seconds per epoch (left) and the same stacks as shares of the epoch (right).
+
+    Stacks cannot use a log axis, so when CPU and GPU rows differ by orders of
+    magnitude the right panel keeps the small bars readable.
+    """
+    gs = w.groups
+    if not gs:
+        return None
+    fig = Figure(figsize=(10.0, 1.6 + 0.38 * len(gs)))
+    ax, ax_share = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [3, 2]})
+    ys = list(range(len(gs)))[::-1]
+    totals = [sum(g.phases.get(p, 0.0) for p in PHASES) for g in gs]
+    left = [0.0] * len(gs)
+    left_share = [0.0] * len(gs)
+    for p in PHASES:
+        vals = [g.phases.get(p, 0.0) for g in gs]
+        if not any(vals):
+            continue
+        share = [100.0 * v / t if t > 0 else 0.0 for v, t in zip(vals, totals)]
+        ax.barh(ys, vals, left=left, color=PHASE_COLORS[p], label=p)
+        ax_share.barh(ys, share, left=left_share, color=PHASE_COLORS[p])
+        left = [a + b for a, b in zip(left, vals)]
+        left_share = [a + b for a, b in zip(left_share, share)]
+    ax.set_yticks(ys, [g.label(w.multi_host) for g in gs])
+    ax.xaxis.set_major_formatter(EngFormatter(unit="s"))
+    ax.set_xlabel("time per epoch (median)")
+    ax_share.set_xlabel("share of the stacked time (%)")
+    ax_share.set_xlim(0, 100)
+    ax.set_title(f"{w.name}: time per phase")
+    for a in (ax, ax_share):
+        a.grid(axis="x", alpha=0.3)
+    fig.legend(fontsize="small", ncol=6, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout()
+    return _png(fig)
+
+
+def loss_plot(w):
+    gs = [g for g in w.groups if g.curve]
+    if not gs:
+        return None
+    fig = Figure(figsize=(8.0, 4.8))
+    ax = fig.add_subplot(1, 1, 1)
+    seen = {}
+    all_losses = []
+    for g in gs:
+        n = seen.get(g.backend, 0)
+        seen[g.backend] = n + 1
+        epochs = [e for e, _ in g.curve]
+        losses = [v for _, v in g.curve]
+        all_losses += losses
+        ax.plot(epochs, losses, color=backend_color(g.backend),
+                linestyle=LINESTYLES[n % len(LINESTYLES)], marker="o", markersize=3,
+                label=g.label(w.multi_host))
+    pos = [v for v in all_losses if v > 0]
+    if pos and len(pos) == len(all_losses) and max(pos) / min(pos) > 10:
+        ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("training loss (mean over the epoch's steps)")
+    ax.set_title(f"{w.name}: training loss per epoch (all backends overlaid)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _png(fig)

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Render one self-contained HTML report from one or more trainbench result folders.
+
+Usage: reports/render.py RESULT_DIR [RESULT_DIR ...] [-o OUT.html] [--title TEXT]
+Default output: <first RESULT_DIR>/report.html. Several folders (say a CPU box
+and a GPU box) merge into one report; rows keep their run and host.
+
+Exit status: 0 written; 2 bad input (one line on stderr naming the file and the
+problem, and no report file is created or replaced).
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import derive  # noqa: E402
+import page  # noqa: E402
+from load import InputError, load_runs  # noqa: E402
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("result_dirs", nargs="+", metavar="RESULT_DIR")
+    ap.add_argument("-o", "--output", help="report path (default: RESULT_DIR/report.html)")
+    ap.add_argument("--title", default="trainbench report")
+    args = ap.parse_args(argv)
+    out = args.output or os.path.join(args.result_dirs[0], "report.html")
+    try:
+        runs = load_runs(args.result_dirs)
+        out_dir = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(out_dir):
+            raise InputError(f"{out}: output folder {out_dir} does not exist")
+        html = page.render_html(derive.summarize(runs), args.title)
+        page.write_atomic(out, html)
+    except InputError as e:
+        print(f"render.py: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"render.py: error: {out}: cannot write report ({e.strerror})", file=sys.stderr)
+        return 2
+    print(f"render.py: wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""HTML tables of the report: per-workload comparison, skipped/failed, environment, formulas.
+
+Why separate from page.py: tables carry the numbers the tests check, so they are
+built by small pure functions (Summary parts in, HTML string out) that can be
+read and tested alone. Every value is escaped; tables sit in a horizontally
+scrolling wrapper so wide ones stay usable on a phone.
+"""
+
+from html import escape as esc
+
+import fmt
+from derive import CV_FLAG, LOSS_RTOL
+
+MARK_OK = "✓"
+MARK_BAD = "✗ MISMATCH"
+
+
+def _table(head, body_rows, cls="", row_classes=None):
+    """head: header cells (HTML); body_rows: lists of (html, css class); row_classes: per row."""
+    out = [f'<div class="scroll"><table class="{cls}"><thead><tr>']
+    out += [f"<th>{h}</th>" for h in head]
+    out.append("</tr></thead><tbody>")
+    for i, row in enumerate(body_rows):
+        tr_cls = row_classes[i] if row_classes else ""
+        out.append(f'<tr class="{tr_cls}">' if tr_cls else "<tr>")
+        for html, c in row:
+            out.append(f'<td class="{c}">{html}</td>' if c else f"<td>{html}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _loss_cell(g):
+    if g.loss_state == "ref":
+        return "reference", "ref"
+    if g.loss_state == "noref":
+        return "no reference", "muted"
+    if g.loss_state == "match":
+        return f'{MARK_OK} <span class="muted">({fmt.rel_err(g.loss_rel_err)})</span>', "good"
+    return f"{MARK_BAD} ({fmt.rel_err(g.loss_rel_err)})", "bad"
+
+
+def workload_table(w):
+    """Backend × (world_size, devices, threads) table of one workload."""
+    has_acc = any(g.final_accuracy is not None for g in w.groups)
+    has_eff = any(g.world_size > 1 for g in w.groups)
+    head = []
+    if w.multi_host:
+        head.append("machine")
+    head += ["backend", "world size", "devices", "threads", "precision", "reps",
+             "time / epoch (s)", "samples/s (median)", "samples/s min–max", "CV"]
+    if w.cpu_base:
+        origin = f", {esc(w.cpu_base.origin)}" if w.multi_host else ""
+        head.append(f"speedup vs cpu-omp ({w.cpu_base.threads} threads{origin})")
+    if w.gpu_base:
+        origin = f", {esc(w.gpu_base.origin)}" if w.multi_host else ""
+        head.append(f"speedup vs cuda (1 GPU{origin})")
+    if has_eff:
+        head.append("scaling efficiency")
+    head.append("final loss")
+    if has_acc:
+        head.append("accuracy")
+    head.append(f"vs reference (rel. tol {LOSS_RTOL:g})")
+
+    body = []
+    for g in w.groups:
+        row = []
+        if w.multi_host:
+            row.append((esc(g.origin), ""))
+        row += [(f"<b>{esc(g.backend)}</b>", ""), (str(g.world_size), "num"),
+                (esc(g.devices), ""), (str(g.threads), "num"), (esc(g.precision), ""),
+                (str(len(g.rows)), "num"), (fmt.seconds(g.time_per_epoch), "num"),
+                (fmt.sps(g.med_sps), "num"),
+                (f"{fmt.sps(g.min_sps)}–{fmt.sps(g.max_sps)}", "num")]
+        if g.cv_sps is None:
+            row.append(("–", "muted"))
+        elif g.noisy:
+            row.append((f"⚠ {fmt.percent(g.cv_sps)}", "warn"))
+        else:
+            row.append((fmt.percent(g.cv_sps), "num"))
+        if w.cpu_base:
+            row.append((fmt.speedup(g.speedup_cpu), "num"))
+        if w.gpu_base:
+            row.append((fmt.speedup(g.speedup_gpu), "num"))
+        if has_eff:
+            if g.efficiency is None:
+                row.append(("–", "muted"))
+            else:
+                base = g.efficiency_base
+                row.append((f'{fmt.percent(g.efficiency)} <span class="muted">vs '
+                            f"{esc(base.backend)}</span>", "num"))
+        row.append((fmt.loss(g.final_loss), "num"))
+        if has_acc:
+            row.append((fmt.accuracy(g.final_accuracy), "num"))
+        row.append(_loss_cell(g))
+        body.append(row)
+    classes = ["mismatch" if g.loss_state == "mismatch" else "" for g in w.groups]
+    return _table(head, body, "results", classes)
+
+
+def workload_notes(w):
+    """Lines under a workload table: noisy rows, missing baselines, rows not measured."""
+    notes = []
+    noisy = [g for g in w.groups if g.noisy]
+    if noisy:
+        names = ", ".join(esc(g.label(w.multi_host)) for g in noisy)
+        notes.append(f'<li class="warn">⚠ CV of samples/s above {CV_FLAG:.0%}: {names} '
+                     "— differences smaller than the spread are not meaningful.</li>")
+    if not w.cpu_base:
+        notes.append("<li>No cpu-omp row: no speedup vs the CPU baseline.</li>")
+    if not w.ref:
+        notes.append("<li>No reference row: final losses are not checked.</li>")
+    for d in w.disagreements:
+        notes.append(f'<li class="bad">Rows of this workload disagree on {esc(d)} — '
+                     "backends did not train the same thing.</li>")
+    for r in w.not_measured:
+        cls = "bad" if r["state"] == "failed" else "muted"
+        notes.append(f'<li class="{cls}">{esc(_row_label(r, w.multi_host))}: '
+                     f'{esc(r["state"])} — {esc(r["reason"])}</li>')
+    return f'<ul class="notes">{"".join(notes)}</ul>' if notes else ""
+
+
+def _row_label(r, with_host=False):
+    text = f"{r['host']}: {r['backend']}" if with_host else r["backend"]
+    if r["world_size"] and r["world_size"] > 1:
+        text += f" ×{r['world_size']}"
+    if r["devices"] == "cpu" and r["threads"] is not None:
+        text += f" ({r['threads']} thr)"
+    elif r["devices"] and r["devices"] != "cpu":
+        text += f" (GPU {r['devices']})"
+    return text
+
+
+def status_table(rows, multi_host):
+    """Skipped or failed rows: workload, backend, world size, devices, reason."""
+    head = (["machine"] if multi_host else []) + ["workload", "backend", "world size",
+                                                  "devices", "threads", "reason"]
+    body = []
+    for r in rows:
+        row = [(esc(r["host"]), "")] if multi_host else []
+        row += [(esc(r["workload"]), ""), (esc(r["backend"]), ""),
+                ("–" if r["world_size"] is None else str(r["world_size"]), "num"),
+                (esc(r["devices"]) or "–", ""),
+                ("–" if r["threads"] is None else str(r["threads"]), "num"),
+                (esc(r["reason"]), "")]
+        body.append(row)
+    return _table(head, body, "status")
+
+
+def _flatten(prefix, value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return  # lists of objects (gpus) get their own table
+    else:
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        elif value is None:
+            value = "–"
+        elif isinstance(value, bool):
+            value = "yes" if value else "no"
+        elif isinstance(value, int) and prefix.endswith("bytes"):
+            value = f"{fmt.nbytes(value)} ({value})"
+        out.append((prefix, str(value)))
+
+
+def env_tables(run):
+    """Key/value table of env.json plus one row per GPU; shows whatever fields exist."""
+    pairs = []
+    _flatten("", run.env, pairs)
+    body = [[(f"<b>{esc(k)}</b>", ""), (esc(v), "wrap")] for k, v in pairs]
+    html = _table(["field", "value"], body, "env")
+    gpus = run.env.get("gpus")
+    if isinstance(gpus, list) and gpus and all(isinstance(g, dict) for g in gpus):
+        keys = []
+        for g in gpus:
+            keys += [k for k in g if k not in keys]
+        rows = []
+        for g in gpus:
+            cells = []
+            for k in keys:
+                v = g.get(k)
+                if isinstance(v, int) and k.endswith("bytes"):
+                    v = fmt.nbytes(v)
+                cells.append(("–" if v is None else esc(str(v)), ""))
+            rows.append(cells)
+        html += "<h4>GPUs</h4>" + _table([esc(k) for k in keys], rows, "env")
+    return html
+
+
+def formulas_table(formulas):
+    body = [[(f"<b>{esc(name)}</b>", ""), (esc(text), "wrap")] for name, text in formulas]
+    return _table(["figure", "formula"], body, "formulas")

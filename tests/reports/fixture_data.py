@@ -1,0 +1,181 @@
+"""Builds result folders (results.csv, curves.csv, env.json) that follow the schema-1 contract.
+
+Why code, not checked-in files: the tests need variants (a slowdown injected, a
+loss that drifts, a broken header) of the same realistic runs, and the expected
+numbers in the tests are derived from the constants here (THROUGHPUT etc.), so a
+reader can redo every check by hand.
+
+Two machines:
+  cpubox  CPU only: reference, cpu-omp (4 and 8 threads), cpu-ddp (1 and 2 ranks);
+          every GPU backend skipped; one cpu-ddp row failed in the MLP workload.
+  gpubox  4 GPUs: reference, cpu-omp 16 threads, cuda, cuda-dp and cuda-ddp at
+          1, 2 and 4 GPUs; cuda-ddp ×4 skipped in the MLP workload.
+"""
+
+import csv
+import json
+import os
+
+SCHEMA = 1
+EPOCHS = 5
+JITTER = [0.0, 0.01, -0.01, 0.005, -0.005]   # per repetition: the median is the base value
+LINEAR = "linear-64x1-100k"
+MLP = "mlp-784x256x10-mnist"
+WORKLOADS = {
+    LINEAR: dict(model="linear", layers="64,1", dataset="synthetic-regression(seed=1,noise=0.1)",
+                 task="regression", n_samples=100000, batch_size=1024, lr=0.05,
+                 ref_loss=0.0100431, ref_acc=None),
+    MLP: dict(model="mlp", layers="784,256,10", dataset="mnist-idx(train)",
+              task="classification", n_samples=60000, batch_size=256, lr=0.1,
+              ref_loss=0.281234, ref_acc=0.9213),
+}
+
+# (backend, world_size, devices, threads) -> median samples/s, per machine and workload.
+THROUGHPUT = {
+    "cpubox": {
+        LINEAR: {("reference", 1, "cpu", 1): 400_000.0,
+                 ("cpu-omp", 1, "cpu", 4): 3_000_000.0,
+                 ("cpu-omp", 1, "cpu", 8): 5_000_000.0,
+                 ("cpu-ddp", 1, "cpu", 4): 2_900_000.0,
+                 ("cpu-ddp", 2, "cpu", 4): 5_220_000.0},
+        MLP: {("reference", 1, "cpu", 1): 2_000.0,
+              ("cpu-omp", 1, "cpu", 8): 40_000.0},
+    },
+    "gpubox": {
+        LINEAR: {("reference", 1, "cpu", 1): 500_000.0,
+                 ("cpu-omp", 1, "cpu", 16): 8_000_000.0,
+                 ("cuda", 1, "0", 16): 200_000_000.0,
+                 ("cuda-dp", 1, "0", 16): 190_000_000.0,
+                 ("cuda-dp", 2, "0,1", 16): 240_000_000.0,
+                 ("cuda-dp", 4, "0,1,2,3", 16): 280_000_000.0,
+                 ("cuda-ddp", 1, "0", 16): 195_000_000.0,
+                 ("cuda-ddp", 2, "0,1", 16): 380_000_000.0,
+                 ("cuda-ddp", 4, "0,1,2,3", 16): 720_000_000.0},
+        MLP: {("reference", 1, "cpu", 1): 2_500.0,
+              ("cpu-omp", 1, "cpu", 16): 90_000.0,
+              ("cuda", 1, "0", 16): 4_000_000.0,
+              ("cuda-ddp", 2, "0,1", 16): 7_000_000.0},
+    },
+}
+NOT_RUN = {
+    "cpubox": [
+        (LINEAR, "cuda", 1, "0", 4,
+         "skipped: no CUDA device (cudaGetDeviceCount: no CUDA-capable device is detected)"),
+        (LINEAR, "cuda-dp", 2, "0,1", 4, "skipped: no CUDA device"),
+        (LINEAR, "cuda-ddp", 2, "0,1", 4, "skipped: no CUDA device"),
+        (MLP, "cpu-ddp", 2, "cpu", 4, "failed: rank 1 exited with signal 9 (Killed)"),
+    ],
+    "gpubox": [
+        (MLP, "cuda-ddp", 4, "0,1,2,3", 16, "skipped: NCCL not found (set NCCL_ROOT, then rebuild)"),
+    ],
+}
+GPUS = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 85_520_809_984,
+         "sm_count": 132, "compute_capability": "9.0"} for i in range(4)]
+
+
+def run_id(machine):
+    return f"20261122-013000-{machine}"
+
+
+def result_row(machine, workload, key, rep, sps, loss, status="ok"):
+    w = WORKLOADS[workload]
+    backend, ws, devices, threads = key
+    row = dict(schema_version=SCHEMA, run_id=run_id(machine), timestamp="2026-11-22T01:30:00Z",
+               host=machine, workload=workload, backend=backend, model=w["model"],
+               layers=w["layers"], dataset=w["dataset"], task=w["task"],
+               n_samples=w["n_samples"], batch_size=w["batch_size"], epochs=EPOCHS, lr=w["lr"],
+               momentum=0, weight_decay=0, seed=1,
+               precision="fp64" if backend == "reference" else "fp32",
+               world_size=ws, devices=devices, threads=threads, repetition=rep, status=status)
+    metrics = ["train_time_s", "samples_per_s", "forward_s", "backward_s", "optimizer_s",
+               "transfer_s", "comm_s", "final_loss", "final_accuracy", "param_checksum",
+               "peak_host_mem_bytes", "peak_device_mem_bytes"]
+    if status != "ok":
+        row.update({m: "" for m in metrics})
+        return row
+    t = EPOCHS * w["n_samples"] / sps
+    gpu = devices != "cpu"
+    row.update(train_time_s=repr(t), samples_per_s=repr(sps),
+               forward_s=repr(0.40 * t), backward_s=repr(0.35 * t), optimizer_s=repr(0.10 * t),
+               transfer_s=repr(0.05 * t if gpu else 0.0),
+               comm_s=repr(0.05 * t if ws > 1 else 0.0), final_loss=repr(loss),
+               final_accuracy="" if w["ref_acc"] is None else repr(w["ref_acc"]),
+               param_checksum="12.3456", peak_host_mem_bytes=123_456_789,
+               peak_device_mem_bytes=987_654_321 if gpu else 0)
+    return row
+
+
+def build_rows(machine, speed=None, loss_factor=None, jitter=None, reps=len(JITTER),
+               drop=()):
+    """speed/loss_factor: {(workload, key): factor} applied to samples/s or final loss;
+    jitter: {(workload, key): [per-repetition factors]} replacing JITTER for that row;
+    drop: backends left out of the run entirely."""
+    speed, loss_factor, jitter = speed or {}, loss_factor or {}, jitter or {}
+    rows, curves = [], []
+    for workload, table in THROUGHPUT[machine].items():
+        ref_loss = WORKLOADS[workload]["ref_loss"]
+        for key, base in table.items():
+            if key[0] in drop:
+                continue
+            jit = jitter.get((workload, key), JITTER)
+            loss = ref_loss * (1 + (0 if key[0] == "reference" else 2e-6))
+            loss *= loss_factor.get((workload, key), 1.0)
+            for rep in range(reps):
+                j = jit[rep % len(jit)]
+                sps = base * speed.get((workload, key), 1.0) * (1 + j)
+                rows.append(result_row(machine, workload, key, rep, sps, loss))
+                for epoch in range(1, EPOCHS + 1):
+                    curves.append(dict(schema_version=SCHEMA, run_id=run_id(machine),
+                                       workload=workload, backend=key[0], world_size=key[1],
+                                       devices=key[2], threads=key[3], repetition=rep,
+                                       epoch=epoch, train_loss=repr(loss * (1 + 4.0 / epoch ** 2))))
+    for workload, backend, ws, devices, threads, status in NOT_RUN[machine]:
+        rows.append(result_row(machine, workload, (backend, ws, devices, threads), 0, 0, 0, status))
+    return rows, curves
+
+
+def env_for(machine):
+    gpu = machine == "gpubox"
+    env = {"schema_version": SCHEMA, "run_id": run_id(machine),
+           "timestamp": "2026-11-22T01:30:00Z",
+           "command_line": "build/trainbench --suite default --reps 5",
+           "trainbench_version": "0.1.0", "git": {"commit": "0123456789abcdef0123", "dirty": False},
+           "build": {"type": "Release", "compiler": "GNU 12.2.0", "flags": "-O3 -march=native",
+                     "cuda": "13.0" if gpu else None, "mpi": "3.1", "nccl": "2.28.3" if gpu else None},
+           "host": {"hostname": machine, "os": "Debian GNU/Linux 12 (bookworm)",
+                    "kernel": "6.1.0-27-amd64",
+                    "cpu_model": "Intel(R) Xeon(R) Platinum 8480+" if gpu else "AMD EPYC 7B13",
+                    "logical_cores": 32 if gpu else 8, "memory_bytes": 270_000_000_000},
+           "openmp": {"max_threads": 16 if gpu else 8, "proc_bind": "close", "places": "cores"},
+           "seed": 1}
+    if gpu:
+        env["gpus"] = GPUS
+        env["driver"] = "580.65.06"
+    else:
+        env["gpus"] = []
+        env["gpu_unavailable_reason"] = "cudaGetDeviceCount: no CUDA-capable device is detected"
+    return env
+
+
+def write_csv(path, columns, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def write_run(folder, machine, env_update=None, **kw):
+    """Write one result folder for `machine`; kw goes to build_rows. Returns the folder."""
+    from load import CURVE_COLUMNS, RESULT_COLUMNS
+    os.makedirs(folder, exist_ok=True)
+    rows, curves = build_rows(machine, **kw)
+    write_csv(os.path.join(folder, "results.csv"), RESULT_COLUMNS, rows)
+    write_csv(os.path.join(folder, "curves.csv"), CURVE_COLUMNS, curves)
+    env = env_for(machine)
+    for k, v in (env_update or {}).items():
+        env[k] = v
+    with open(os.path.join(folder, "env.json"), "w", encoding="utf-8") as f:
+        json.dump(env, f, indent=2)
+    with open(os.path.join(folder, "log.txt"), "w", encoding="utf-8") as f:
+        f.write("fixture run\n")
+    return str(folder)

@@ -1,0 +1,166 @@
+"""render.py on fixture runs: headline, per-workload tables, numbers computed by hand, marks.
+
+Expected values come from fixture_data.THROUGHPUT (median samples/s per row,
+the repetition jitter is symmetric so the median is the listed value).
+"""
+
+import os
+import statistics
+
+import fixture_data as fx
+import render
+from htmltables import cell, find_rows, tables
+
+LIN, MLP = fx.LINEAR, fx.MLP
+
+
+def _render(*dirs, out=None):
+    args = [str(d) for d in dirs] + (["-o", str(out)] if out else [])
+    assert render.main(args) == 0
+    path = out or os.path.join(dirs[0], "report.html")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _row(html, workload, backend, ws, devices=None):
+    """The row of a workload table (tables are in workload order; search by section)."""
+    section = html.split(f'<h2>{workload}</h2>', 1)[1].split("<h2>", 1)[0]
+    match = dict(backend=backend, world_size=ws)
+    if devices is not None:
+        match["devices"] = devices
+    rows = find_rows(section, **match)
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_default_output_is_report_html_in_first_dir(gpu_run):
+    html = _render(gpu_run)
+    assert html.startswith("<!DOCTYPE html>")
+    assert not [f for f in os.listdir(gpu_run) if f.endswith(".tmp")]
+
+
+def test_gpu_speedups_and_efficiency_match_hand_computation(gpu_run):
+    html = _render(gpu_run)
+    t = fx.THROUGHPUT["gpubox"][LIN]
+    cpu = t[("cpu-omp", 1, "cpu", 16)]
+    cuda = t[("cuda", 1, "0", 16)]
+    ddp4 = t[("cuda-ddp", 4, "0,1,2,3", 16)]
+    dp2 = t[("cuda-dp", 2, "0,1", 16)]
+    row = _row(html, LIN, "cuda-ddp", "4")
+    assert cell(row, "speedup vs cpu-omp (16 threads)") == f"{ddp4 / cpu:.2f}×" == "90.00×"
+    assert cell(row, "speedup vs cuda (1 GPU)") == f"{ddp4 / cuda:.2f}×" == "3.60×"
+    assert cell(row, "scaling efficiency") == "90.0% vs cuda"      # 720M / 200M / 4
+    assert cell(row, "samples/s (median)") == "720 M"
+    assert cell(row, "samples/s min–max") == "712.8 M–727.2 M"
+    row = _row(html, LIN, "cuda-dp", "2")
+    assert cell(row, "scaling efficiency") == f"{100 * dp2 / cuda / 2:.1f}% vs cuda" == "60.0% vs cuda"
+    row = _row(html, LIN, "cuda", "1")
+    assert cell(row, "speedup vs cpu-omp") == "25.00×"
+    assert cell(row, "speedup vs cuda") == "1.00×"
+    assert cell(row, "time / epoch (s)") == f"{100000 / cuda:.4g}" == "0.0005"
+    cv = statistics.stdev([1 + j for j in fx.JITTER]) / statistics.fmean([1 + j for j in fx.JITTER])
+    assert cell(row, "CV") == f"{100 * cv:.1f}%"
+    assert cell(row, "scaling efficiency") == "–"   # world size 1
+    assert "speedup vs cpu-omp (16 threads)" in html
+
+
+def test_cpu_only_run(cpu_run):
+    html = _render(cpu_run)
+    row = _row(html, LIN, "cpu-ddp", "2")
+    assert cell(row, "speedup vs cpu-omp (8 threads)") == f"{5.22e6 / 5e6:.2f}×"
+    assert cell(row, "scaling efficiency") == "90.0% vs cpu-ddp"  # 5.22M / 2.9M / 2
+    section = html.split(f"<h2>{LIN}</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "speedup vs cuda" not in section          # no single-GPU row on a CPU box
+    assert "accuracy" not in tables(section)[0][0]   # regression: no accuracy column
+    mlp = _row(html, MLP, "cpu-omp", "1")
+    assert cell(mlp, "accuracy") == "92.13%"
+
+
+def test_skipped_and_failed_are_listed_with_reasons(cpu_run):
+    html = _render(cpu_run)
+    skipped = find_rows(html, backend="cuda", reason="no CUDA device (cudaGetDeviceCount: "
+                        "no CUDA-capable device is detected)")
+    assert skipped, "skipped cuda row with its reason"
+    assert "Skipped (3)" in html
+    assert "FAILED (1)" in html
+    assert find_rows(html, backend="cpu-ddp", reason="rank 1 exited with signal 9 (Killed)")
+    assert "cpu-ddp ×2 (4 thr): failed — rank 1 exited with signal 9 (Killed)" in html
+
+
+def test_losses_matching_reference_get_a_check_mark(gpu_run):
+    html = _render(gpu_run)
+    row = _row(html, LIN, "cuda-ddp", "4")
+    assert cell(row, "vs reference (rel. tol 0.001)").startswith("✓")
+    assert cell(_row(html, LIN, "reference", "1"), "vs reference") == "reference"
+    assert "✗ MISMATCH (" not in html and "class=\"mismatch\"" not in html
+    assert "match the reference loss within 0.001" in html
+
+
+def test_loss_mismatch_gets_the_loud_mark(tmp_path):
+    key = ("cuda-ddp", 2, "0,1", 16)
+    run = fx.write_run(tmp_path / "bad", "gpubox", loss_factor={(MLP, key): 1.25})
+    html = _render(run)
+    row = _row(html, MLP, "cuda-ddp", "2")
+    assert cell(row, "vs reference") == "✗ MISMATCH (2.5e-01)"
+    assert '<tr class="mismatch">' in html
+    assert "do NOT match the reference loss" in html
+    assert cell(_row(html, MLP, "cuda", "1"), "vs reference").startswith("✓")
+
+
+def test_no_reference_row_says_so(tmp_path):
+    run = fx.write_run(tmp_path / "noref", "gpubox", drop={"reference"})
+    html = _render(run)
+    assert cell(_row(html, LIN, "cuda", "1"), "vs reference") == "no reference"
+    assert "No reference row: final losses are not checked." in html
+
+
+def test_noisy_rows_are_flagged(tmp_path):
+    key = ("cuda", 1, "0", 16)
+    run = fx.write_run(tmp_path / "noisy", "gpubox", jitter={(LIN, key): [0.0, 0.1, -0.1]})
+    html = _render(run)
+    assert cell(_row(html, LIN, "cuda", "1"), "CV").startswith("⚠")
+    assert "CV of samples/s above 5%" in html
+    assert cell(_row(html, LIN, "cuda-dp", "2"), "CV") == "0.8%"
+
+
+def test_merged_report_keeps_both_machines(cpu_run, gpu_run, tmp_path):
+    out = tmp_path / "merged.html"
+    html = _render(cpu_run, gpu_run, out=out)
+    assert find_rows(html, machine="cpubox", backend="cpu-omp", threads="8")
+    assert find_rows(html, machine="gpubox", backend="cuda-ddp", world_size="4")
+    assert "speedup vs cpu-omp (16 threads, gpubox)" in html
+    assert "AMD EPYC 7B13" in html and "4× NVIDIA H100 80GB HBM3" in html
+
+
+def test_report_is_self_contained_with_plots_env_and_formulas(gpu_run):
+    html = _render(gpu_run)
+    # 2 workloads × (throughput, scaling, phases, loss curves)
+    assert html.count('<img src="data:image/png;base64,') == 8
+    assert "<script" not in html
+    assert "http://" not in html and "https://" not in html
+    assert "580.65.06" in html and "NVIDIA H100 80GB HBM3" in html
+    assert "0123456789ab (clean)" in html
+    for name in ("speedup vs cpu-omp", "scaling efficiency", "CV", "loss check"):
+        assert find_rows(html, figure=name), name
+
+
+def test_missing_curves_still_renders_with_a_note(gpu_run):
+    os.remove(os.path.join(gpu_run, "curves.csv"))
+    html = _render(gpu_run)
+    assert "curves.csv: missing" in html
+    assert html.count("<img") == 6
+
+
+def test_all_skipped_run_renders(tmp_path):
+    run = fx.write_run(tmp_path / "none", "cpubox", drop={"reference", "cpu-omp", "cpu-ddp"})
+    html = _render(run)
+    assert "No configuration of this workload produced results." in html
+    assert "Skipped (3)" in html
+
+
+def test_quoted_reason_with_comma_survives(gpu_run):
+    with open(os.path.join(gpu_run, "results.csv"), encoding="utf-8") as f:
+        assert '"skipped: NCCL not found (set NCCL_ROOT, then rebuild)"' in f.read()
+    html = _render(gpu_run)
+    assert find_rows(html, backend="cuda-ddp", world_size="4",
+                     reason="NCCL not found (set NCCL_ROOT, then rebuild)")

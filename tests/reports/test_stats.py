@@ -1,0 +1,70 @@
+"""stats.py: Mann-Whitney U against brute force and textbook values; CV; range overlap."""
+
+import itertools
+import math
+import random
+
+import pytest
+
+import stats
+
+
+def brute_force_p_less(x, y):
+    """P(U <= U_obs) by relabelling every split of the pooled sample (mid-ranks for ties)."""
+    pooled = list(x) + list(y)
+    n = len(x)
+    u_obs = stats.u_statistic(x, y)
+    total = below = 0
+    for idx in itertools.combinations(range(len(pooled)), n):
+        xs = [pooled[i] for i in idx]
+        ys = [pooled[i] for i in range(len(pooled)) if i not in idx]
+        total += 1
+        below += stats.u_statistic(xs, ys) <= u_obs + 1e-9
+    return below / total
+
+
+def test_textbook_values():
+    # Completely separated 3 vs 3: the smallest possible p is 1 / C(6, 3) = 0.05.
+    u, p, method = stats.mann_whitney_less([1, 2, 3], [4, 5, 6])
+    assert (u, method) == (0.0, "exact") and p == pytest.approx(0.05)
+    u, p, _ = stats.mann_whitney_less([4, 5, 6], [1, 2, 3])
+    assert u == 9.0 and p == 1.0
+    # 5 vs 5 separated: 1 / 252.
+    assert stats.mann_whitney_less(range(5), range(10, 15))[1] == pytest.approx(1 / 252)
+    # Two reps each can never reach 0.05: 1 / C(4, 2) = 1/6.
+    assert stats.mann_whitney_less([1, 2], [3, 4])[1] == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_exact_matches_brute_force(seed):
+    rng = random.Random(seed)
+    n, m = rng.randint(1, 6), rng.randint(1, 6)
+    ties = seed % 2 == 1
+    draw = (lambda: rng.randint(0, 4)) if ties else rng.random
+    x, y = [draw() for _ in range(n)], [draw() for _ in range(m)]
+    _, p, _ = stats.mann_whitney_less(x, y)
+    assert p == pytest.approx(brute_force_p_less(x, y))
+
+
+def test_normal_approximation_is_close_for_large_samples():
+    rng = random.Random(7)
+    x = [rng.gauss(0.0, 1.0) for _ in range(60)]
+    y = [rng.gauss(0.4, 1.0) for _ in range(60)]
+    _, p_exact, method = stats.mann_whitney_less(x, y)
+    assert method == "normal"      # 60*60 is beyond the exact recursion
+    u = stats.u_statistic(x, y)
+    z = (u - 1800 + 0.5) / math.sqrt(60 * 60 * 121 / 12)
+    assert p_exact == pytest.approx(0.5 * math.erfc(-z / math.sqrt(2)))
+    assert p_exact < 0.05
+
+
+def test_all_tied_is_no_evidence():
+    assert stats.mann_whitney_less([1.0] * 3, [1.0] * 3)[1] == 1.0
+    assert stats.mann_whitney_less([1.0] * 40, [1.0] * 40)[1] == 1.0
+
+
+def test_cv_and_overlap():
+    assert stats.cv([1.0]) is None
+    assert stats.cv([9.0, 10.0, 11.0]) == pytest.approx(0.1)
+    assert stats.ranges_overlap([1, 3], [3, 4])
+    assert not stats.ranges_overlap([1, 2], [2.5, 4])
