@@ -1,0 +1,237 @@
+// bench/micro/bench_cpu_kernels.cpp — Google Benchmark micro-benchmarks of the
+// float32 CPU kernels (tb::cpu, OpenMP with the default team: all cores).
+// BM_gemm_cpu/<role>/<NN|NT|TN|TT>/<M>x<N>x<K> at the suite's shapes (B batch,
+// D in, H hidden, O out; MLP 784-256-256-10 with B = 256, linear 64 -> 1 with
+// B = 1024) reports GFLOP/s; BM_<op>_cpu/<B>x<N> reports bytes/s. Each GEMM run
+// also spot-checks a few elements of C against a double dot product.
+// --tb_smoke (stripped before Google Benchmark sees argv) registers tiny shapes
+// only, for the ctest smoke test.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/gemm.h"
+
+namespace {
+
+std::vector<float> random_vec(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+// ---- GEMM --------------------------------------------------------------------------
+struct GemmShape {
+  const char* role;  // where the suite uses it
+  bool ta, tb;
+  int64_t m, n, k;
+};
+
+// C = op(A) op(B) with beta = 0, as the training step calls it.
+void bm_gemm(benchmark::State& state, GemmShape s) {
+  const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+  const std::vector<float> a = random_vec(s.m * s.k, 1), b = random_vec(s.k * s.n, 2);
+  std::vector<float> c(static_cast<size_t>(s.m * s.n));
+  for (auto _ : state) {
+    tb::cpu::gemm(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(),
+                  s.n);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  // Spot check (outside the timed loop): a wrong kernel must not report a speed.
+  for (int64_t probe = 0; probe < 8; ++probe) {
+    const int64_t i = (probe * 7919) % s.m, j = (probe * 104729) % s.n;
+    double dot = 0.0, mag = 0.0;
+    for (int64_t p = 0; p < s.k; ++p) {
+      const double x = s.ta ? a[p * lda + i] : a[i * lda + p];
+      const double y = s.tb ? b[j * ldb + p] : b[p * ldb + j];
+      dot += x * y;
+      mag += std::fabs(x * y);
+    }
+    if (std::fabs(c[i * s.n + j] - dot) > double(s.k + 8) * 1.2e-7 * mag + 1e-30) {
+      state.SkipWithError(("wrong result at C(" + std::to_string(i) + "," + std::to_string(j) + ")")
+                              .c_str());
+      return;
+    }
+  }
+  // Per-iteration GFLOP; kIsIterationInvariantRate multiplies by iterations and divides
+  // by the (real) time, so the column reads in GFLOP/s.
+  const double gflop = 2.0 * double(s.m) * double(s.n) * double(s.k) * 1e-9;
+  state.counters["GFLOP/s"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void register_gemm(const GemmShape& s) {
+  const std::string name = std::string("BM_gemm_cpu/") + s.role + "/" + (s.ta ? "T" : "N") +
+                           (s.tb ? "T" : "N") + "/" + std::to_string(s.m) + "x" +
+                           std::to_string(s.n) + "x" + std::to_string(s.k);
+  benchmark::RegisterBenchmark(name.c_str(), bm_gemm, s)->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+// ---- elementwise ops -----------------------------------------------------------------
+// Each sets bytes = bytes read + written per call.
+
+void bm_bias_act_forward(benchmark::State& state, int64_t rows, int64_t cols) {
+  std::vector<float> z = random_vec(rows * cols, 3);
+  const std::vector<float> bias = random_vec(cols, 4);
+  for (auto _ : state) {
+    tb::cpu::bias_act_forward(z.data(), bias.data(), rows, cols, true);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * (2 * rows * cols + cols) * int64_t{sizeof(float)});
+}
+
+void bm_relu_backward(benchmark::State& state, int64_t rows, int64_t cols) {
+  std::vector<float> g = random_vec(rows * cols, 5);
+  const std::vector<float> a = random_vec(rows * cols, 6, 0.0f, 1.0f);  // all > 0: g is kept
+  for (auto _ : state) {
+    tb::cpu::relu_backward(g.data(), a.data(), rows, cols);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+}
+
+void bm_column_sum(benchmark::State& state, int64_t rows, int64_t cols) {
+  const std::vector<float> g = random_vec(rows * cols, 7);
+  std::vector<float> db(static_cast<size_t>(cols));
+  for (auto _ : state) {
+    tb::cpu::column_sum(g.data(), rows, cols, db.data());
+    benchmark::DoNotOptimize(db.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * (rows * cols + cols) * int64_t{sizeof(float)});
+}
+
+void bm_mse_loss_grad(benchmark::State& state, int64_t rows, int64_t cols) {
+  const std::vector<float> y = random_vec(rows * cols, 8), t = random_vec(rows * cols, 9);
+  std::vector<float> grad(static_cast<size_t>(rows * cols));
+  const float inv_count = 1.0f / float(rows * cols);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        tb::cpu::mse_loss_grad(y.data(), t.data(), rows, cols, inv_count, grad.data()));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+}
+
+void bm_softmax_xent_loss_grad(benchmark::State& state, int64_t rows, int64_t k) {
+  const std::vector<float> z = random_vec(rows * k, 10, -4.0f, 4.0f);
+  std::vector<int32_t> labels(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 7) % k);
+  std::vector<float> dz(static_cast<size_t>(rows * k));
+  int64_t correct = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(tb::cpu::softmax_xent_loss_grad(z.data(), labels.data(), rows, k,
+                                                             1.0f / float(rows), dz.data(),
+                                                             &correct));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() *
+                          (2 * rows * k * int64_t{sizeof(float)} + rows * int64_t{sizeof(int32_t)}));
+}
+
+void bm_sgd_update(benchmark::State& state, int64_t n) {
+  std::vector<float> p = random_vec(n, 11), v(static_cast<size_t>(n), 0.0f);
+  const std::vector<float> g = random_vec(n, 12, -1e-3f, 1e-3f);
+  for (auto _ : state) {
+    tb::cpu::sgd_update(p.data(), g.data(), v.data(), n, 1e-3f, 0.9f, 1e-4f);
+    benchmark::ClobberMemory();
+  }
+  // p and v read and written, g read.
+  state.SetBytesProcessed(state.iterations() * 5 * n * int64_t{sizeof(float)});
+}
+
+template <class Fn, class... Args>
+void register_op(const char* op, const std::string& shape, Fn fn, Args... args) {
+  const std::string name = std::string("BM_") + op + "_cpu/" + shape;
+  benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+std::string dims(int64_t rows, int64_t cols) {
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+void register_all(bool smoke) {
+  if (smoke) {
+    for (const GemmShape& s : {GemmShape{"smoke", false, true, 33, 17, 40},
+                               GemmShape{"smoke", true, false, 17, 40, 33},
+                               GemmShape{"smoke", false, false, 33, 40, 17},
+                               GemmShape{"smoke", false, true, 64, 1, 16}})
+      register_gemm(s);
+  } else {
+    const GemmShape shapes[] = {
+        // linear 64 -> 1, B = 1024: forward y = X w^T, weight gradient dw = dy^T X
+        {"linear_fwd", false, true, 1024, 1, 64},
+        {"linear_bwd_dW", true, false, 1, 64, 1024},
+        // MLP 784-256-256-10, B = 256, forward Z = A W^T (M = B, N = out, K = in)
+        {"mlp_fwd", false, true, 256, 256, 784},
+        {"mlp_fwd", false, true, 256, 256, 256},
+        {"mlp_fwd", false, true, 256, 10, 256},
+        // backward, weight gradients dW = dZ^T A (M = out, N = in, K = B)
+        {"mlp_bwd_dW", true, false, 10, 256, 256},
+        {"mlp_bwd_dW", true, false, 256, 256, 256},
+        {"mlp_bwd_dW", true, false, 256, 784, 256},
+        // backward, input gradients dA = dZ W (M = B, N = in, K = out); none for layer 1
+        {"mlp_bwd_dA", false, false, 256, 256, 10},
+        {"mlp_bwd_dA", false, false, 256, 256, 256},
+        // large square-ish problem: how close to peak the kernel gets
+        {"large", false, false, 1024, 1024, 4096},
+    };
+    for (const GemmShape& s : shapes) register_gemm(s);
+  }
+
+  // Elementwise shapes: hidden activations B x H, logits B x O (K classes), all
+  // parameters of the MLP for SGD (784*256 + 256 + 256*256 + 256 + 256*10 + 10).
+  struct Rc {
+    int64_t rows, cols;
+  };
+  const std::vector<Rc> act = smoke ? std::vector<Rc>{{8, 16}} : std::vector<Rc>{{256, 256}, {1024, 1024}};
+  const std::vector<Rc> logits = smoke ? std::vector<Rc>{{8, 10}} : std::vector<Rc>{{256, 10}, {1024, 1}};
+  const std::vector<int64_t> params = smoke ? std::vector<int64_t>{100} : std::vector<int64_t>{269322, 1 << 22};
+  for (const Rc& d : act) {
+    register_op("bias_act_forward", dims(d.rows, d.cols), bm_bias_act_forward, d.rows, d.cols);
+    register_op("relu_backward", dims(d.rows, d.cols), bm_relu_backward, d.rows, d.cols);
+    register_op("column_sum", dims(d.rows, d.cols), bm_column_sum, d.rows, d.cols);
+  }
+  for (const Rc& d : logits) {
+    register_op("mse_loss_grad", dims(d.rows, d.cols), bm_mse_loss_grad, d.rows, d.cols);
+    if (d.cols > 1)
+      register_op("softmax_xent_loss_grad", dims(d.rows, d.cols), bm_softmax_xent_loss_grad, d.rows,
+                  d.cols);
+  }
+  for (int64_t n : params) register_op("sgd_update", std::to_string(n), bm_sgd_update, n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Strip our own flag before Google Benchmark parses (and rejects) unknown ones.
+  bool smoke = false;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--tb_smoke") == 0) {
+      smoke = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+
+  register_all(smoke);
+  benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
+  benchmark::AddCustomContext("tb_smoke", smoke ? "true" : "false");
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,387 @@
+// kernels/cpu/gemm.cpp — float32 GEMM on the CPU: cache blocking, packing, a
+// register-blocked micro-kernel and OpenMP over tiles of C (the cpu-omp backend).
+// Row-major. M rows of C, N columns of C, K the reduction length;
+// C (M x N) = alpha * op(A) (M x K) * op(B) (K x N) + beta * C.
+// The slow twin is the naive triple loop in tests/kernels/test_gemm_cpu.cpp.
+#include "kernels/cpu/gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tb::cpu {
+namespace {
+
+// ---- blocking parameters --------------------------------------------------------
+// The kMR x kNR micro-tile of C is accumulated in registers, sized to the vector
+// register file (plus kNR/width B vectors and one A broadcast):
+//   AVX-512: 12 x 32 = 24 zmm accumulators of 32 registers;
+//   AVX2:     6 x 16 = 12 ymm accumulators of 16 (the classic 6x16 kernel).
+// Compilers auto-vectorise with 256-bit vectors even on AVX-512 parts; GCC accepts a
+// per-function override (TB_WIDE_SIMD, on the micro-kernel only). Clang's auto-
+// vectoriser has none, so Clang builds use the 256-bit blocking.
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define TB_WIDE_SIMD __attribute__((target("prefer-vector-width=512")))
+constexpr int64_t kMR = 12;
+constexpr int64_t kNR = 32;
+#else
+#define TB_WIDE_SIMD
+constexpr int64_t kMR = 6;
+constexpr int64_t kNR = 16;
+#endif
+// Cache blocks, BLIS style: the B micro-panel (kKC x kNR, <= 32 KiB) stays in L1 while
+// the kernel walks down the A block; the A block (kMC x kKC, 192 KiB) and the B slice
+// (kKC x kNC, 512 KiB) stay in L2. kMC is a multiple of kMR, kNC of kNR.
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 192;
+constexpr int64_t kNC = 512;
+// Below this many multiply-adds (m*n*k) one thread is faster than an OpenMP fork/join.
+constexpr int64_t kParallelMinMacs = int64_t{1} << 19;
+
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// Runs body(i) for i in [0, n), spread over the OpenMP team (static schedule) when
+// `parallel`, else inline on the calling thread: a parallel region with a false if()
+// clause still costs ~0.2 us in libgomp, a lot next to a small GEMM.
+template <class Body>
+void parallel_for(int64_t n, bool parallel, const Body& body) {
+  if (!parallel || n < 2 || omp_get_max_threads() == 1) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+// ---- thread-local packing buffers -------------------------------------------------
+// 64-byte aligned so packed B rows are whole cache lines / zmm loads.
+template <class T>
+struct AlignedAllocator {
+  using value_type = T;
+  AlignedAllocator() = default;
+  template <class U>
+  AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const AlignedAllocator<U>&) const { return true; }
+};
+using PackBuffer = std::vector<float, AlignedAllocator<float>>;
+
+// Returns at least n floats of this thread's buffer; grows only, so steady-state
+// calls (same or smaller shapes) never allocate.
+float* scratch(PackBuffer& buf, int64_t n) {
+  if (buf.size() < static_cast<std::size_t>(n)) buf.resize(static_cast<std::size_t>(n));
+  return buf.data();
+}
+
+// ---- packing ------------------------------------------------------------------------
+// A block op(A)[i0 .. i0+mc) x [p0 .. p0+kc) becomes ceil(mc/kMR) micro-panels of
+// kMR x kKC floats each. Rows past mc are zero-filled: the kernel computes them but
+// never stores them, and zeros keep stale (say denormal or NaN) values out of the FMAs.
+// The kernel only broadcasts single A elements, so any fixed layout works; we keep the
+// one that makes packing a straight copy:
+//   !trans_a (A is M x K): "row-major" panel,    op(A)(i, p) at i * kKC + p
+//    trans_a (A is K x M): "column-major" panel, op(A)(i, p) at p * kMR + i
+void pack_a(bool trans_a, const float* a, int64_t lda, int64_t i0, int64_t p0, int64_t mc,
+            int64_t kc, float* __restrict ap) {
+  for (int64_t ir = 0; ir < mc; ir += kMR, ap += kMR * kKC) {
+    const int64_t rows = std::min(kMR, mc - ir);
+    if (trans_a) {
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = a + (p0 + p) * lda + i0 + ir;
+        float* dst = ap + p * kMR;
+        for (int64_t i = 0; i < rows; ++i) dst[i] = src[i];
+        for (int64_t i = rows; i < kMR; ++i) dst[i] = 0.0f;
+      }
+    } else {
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* src = a + (i0 + ir + i) * lda + p0;
+        std::copy(src, src + kc, ap + i * kKC);
+      }
+      for (int64_t i = rows; i < kMR; ++i) std::fill(ap + i * kKC, ap + i * kKC + kc, 0.0f);
+    }
+  }
+}
+
+// B slice op(B)[p0 .. p0+kc) x [j0 .. j0+nc) becomes ceil(nc/kNR) micro-panels, each
+// kc x kNR contiguous (op(B)(p, j) at p * kNR + j), zero-padded past nc (as for A):
+// the kernel loads whole rows of kNR as vectors. With trans_b (B stored N x K) this is
+// a transpose; it is the only packing that is not a plain copy.
+void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t j0, int64_t kc,
+            int64_t nc, float* __restrict bp) {
+  for (int64_t jr = 0; jr < nc; jr += kNR, bp += kc * kNR) {
+    const int64_t cols = std::min(kNR, nc - jr);
+    if (trans_b) {
+      // Column j of op(B) is row j of B, so each packed row takes one element from each
+      // of `cols` rows of B: a gather (AVX-512 has one; measured ~10% faster overall than
+      // strided scalar stores). Each source row is still walked sequentially over p.
+      const float* src = b + (j0 + jr) * ldb + p0;
+      for (int64_t p = 0; p < kc; ++p) {
+        float* dst = bp + p * kNR;
+        if (cols == kNR) {
+#pragma omp simd
+          for (int64_t j = 0; j < kNR; ++j) dst[j] = src[j * ldb + p];
+        } else {
+          for (int64_t j = 0; j < cols; ++j) dst[j] = src[j * ldb + p];
+          for (int64_t j = cols; j < kNR; ++j) dst[j] = 0.0f;
+        }
+      }
+    } else if (cols == kNR) {
+      // Fixed-length row copies: the compiler emits two vector moves, no memcpy call.
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = b + (p0 + p) * ldb + j0 + jr;
+        float* dst = bp + p * kNR;
+        for (int64_t j = 0; j < kNR; ++j) dst[j] = src[j];
+      }
+    } else {
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = b + (p0 + p) * ldb + j0 + jr;
+        float* dst = bp + p * kNR;
+        for (int64_t j = 0; j < cols; ++j) dst[j] = src[j];
+        for (int64_t j = cols; j < kNR; ++j) dst[j] = 0.0f;
+      }
+    }
+  }
+}
+
+// ---- micro-kernel ---------------------------------------------------------------------
+// acc (kMR x kNR) = sum over p < kc of opA(i, p) * bp[p][j]  (kc rank-1 updates), then
+// C[0..mr) x [0..nr) = alpha * acc + beta * C, with beta == 0 never reading C.
+// kAColMajor picks the A panel layout (see pack_a). All trip counts but kc are
+// compile-time constants, so at -O3 the compiler unrolls i and vectorises j, keeping acc
+// in registers: per p, kNR/16 vector loads of B, kMR broadcasts of A, kMR*kNR/16 FMAs.
+template <bool kAColMajor>
+TB_WIDE_SIMD void micro_kernel(int64_t kc, const float* __restrict ap,
+                               const float* __restrict bp, float alpha, float beta,
+                               float* __restrict c, int64_t ldc, int64_t mr, int64_t nr) {
+  bp = static_cast<const float*>(__builtin_assume_aligned(bp, 64));
+  // p = 0 initialises acc (kc >= 1 here), which saves zero-filling it.
+  float acc[kMR][kNR];
+#pragma GCC unroll 16
+  for (int64_t i = 0; i < kMR; ++i) {
+    const float a_i0 = ap[kAColMajor ? i : i * kKC];
+#pragma omp simd
+    for (int64_t j = 0; j < kNR; ++j) acc[i][j] = a_i0 * bp[j];
+  }
+  for (int64_t p = 1; p < kc; ++p) {
+    const float* b_row = bp + p * kNR;
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < kMR; ++i) {
+      const float a_ip = kAColMajor ? ap[p * kMR + i] : ap[i * kKC + p];
+#pragma omp simd
+      for (int64_t j = 0; j < kNR; ++j) acc[i][j] += a_ip * b_row[j];
+    }
+  }
+
+  if (mr == kMR && nr == kNR) {
+    // Full tile: contiguous row updates of kNR floats.
+    for (int64_t i = 0; i < kMR; ++i) {
+      float* c_row = c + i * ldc;
+      if (beta == 0.0f) {
+#pragma omp simd
+        for (int64_t j = 0; j < kNR; ++j) c_row[j] = alpha * acc[i][j];
+      } else {
+#pragma omp simd
+        for (int64_t j = 0; j < kNR; ++j) c_row[j] = alpha * acc[i][j] + beta * c_row[j];
+      }
+    }
+  } else {
+    // Edge tile (M or N remainder): only the valid mr x nr corner is written.
+    for (int64_t i = 0; i < mr; ++i) {
+      float* c_row = c + i * ldc;
+      for (int64_t j = 0; j < nr; ++j)
+        c_row[j] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c_row[j];
+    }
+  }
+}
+
+// ---- one tile of C, on one thread -----------------------------------------------------
+// C[i0 .. i0+tile_m) x [j0 .. j0+tile_n) over the whole K, in cache blocks:
+//   for each kNC column block, for each kKC slice of K: pack the B slice (kc x nc) once,
+//   then for each kMC row block: pack the A block (mc x kc) and sweep micro-tiles.
+// The first K slice applies the caller's beta; later slices accumulate (beta = 1).
+void gemm_tile(bool trans_a, bool trans_b, int64_t i0, int64_t j0, int64_t tile_m,
+               int64_t tile_n, int64_t k, float alpha, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  thread_local PackBuffer a_buf;
+  thread_local PackBuffer b_buf;
+  float* ap = scratch(a_buf, round_up(std::min(tile_m, kMC), kMR) * kKC);
+  float* bp = scratch(b_buf, round_up(std::min(tile_n, kNC), kNR) * std::min(k, kKC));
+
+  for (int64_t jc = 0; jc < tile_n; jc += kNC) {
+    const int64_t nc = std::min(kNC, tile_n - jc);
+    for (int64_t pc = 0; pc < k; pc += kKC) {
+      const int64_t kc = std::min(kKC, k - pc);
+      const float beta_slice = pc == 0 ? beta : 1.0f;
+      pack_b(trans_b, b, ldb, pc, j0 + jc, kc, nc, bp);
+      for (int64_t ic = 0; ic < tile_m; ic += kMC) {
+        const int64_t mc = std::min(kMC, tile_m - ic);
+        pack_a(trans_a, a, lda, i0 + ic, pc, mc, kc, ap);
+        // jr outside, ir inside: one B micro-panel (L1) meets every A micro-panel (L2).
+        for (int64_t jr = 0; jr < nc; jr += kNR) {
+          const float* bp_panel = bp + (jr / kNR) * kc * kNR;
+          float* c_col = c + (i0 + ic) * ldc + j0 + jc + jr;
+          const int64_t nr = std::min(kNR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            const float* ap_panel = ap + (ir / kMR) * kMR * kKC;
+            const int64_t mr = std::min(kMR, mc - ir);
+            if (trans_a)
+              micro_kernel<true>(kc, ap_panel, bp_panel, alpha, beta_slice, c_col + ir * ldc, ldc,
+                                 mr, nr);
+            else
+              micro_kernel<false>(kc, ap_panel, bp_panel, alpha, beta_slice, c_col + ir * ldc,
+                                  ldc, mr, nr);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Splits C into tm x tn equal tiles, one per thread. Each tile packs all of its own
+// B columns and A rows, so splitting M repeats B's packing tm times and splitting N
+// repeats A's tn times; pick the grid with the least repeated work. Weights (measured
+// on the suite's shapes): a transposing B pack costs 1.5x a copy; splitting N costs 2x
+// per A row because threads then also write neighbouring parts of the same C rows
+// (cache lines shared at tile edges: 3x slower at K = 10), so M splits win for square C.
+struct TileGrid {
+  int64_t tm = 1, tn = 1;
+};
+
+TileGrid choose_grid(int64_t m, int64_t n, int64_t k, bool trans_b, int64_t threads) {
+  TileGrid best;
+  if (threads <= 1 || m * n * k < kParallelMinMacs) return best;
+  const int64_t tm_cap = ceil_div(m, kMR), tn_cap = ceil_div(n, kNR);
+  const double a_cost = 2.0, b_cost = trans_b ? 1.5 : 1.0;
+  double best_cost = 0;
+  int64_t best_tiles = 0;
+  for (int64_t tm = 1; tm <= threads; ++tm) {
+    if (threads % tm != 0) continue;
+    const int64_t g_m = std::min(tm, tm_cap), g_n = std::min(threads / tm, tn_cap);
+    const int64_t tiles = g_m * g_n;
+    const double cost = double(g_n) * double(m) * a_cost + double(g_m) * double(n) * b_cost;
+    if (tiles > best_tiles || (tiles == best_tiles && cost < best_cost)) {
+      best = {g_m, g_n};
+      best_tiles = tiles;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// C = beta * C (k == 0 or alpha == 0); beta == 0 writes zeros without reading C.
+void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
+  if (beta == 1.0f) return;
+  parallel_for(m, m * n >= (int64_t{1} << 16), [=](int64_t i) {
+    float* c_row = c + i * ldc;
+    if (beta == 0.0f) {
+      std::fill(c_row, c_row + n, 0.0f);
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) c_row[j] *= beta;
+    }
+  });
+}
+
+// ---- skinny shapes (the linear model: O = 1 output) ---------------------------------
+// Padding a single row or column to a kMR x kNR micro-tile would waste 12x or 32x
+// the work, so two vector shapes get a direct loop instead.
+
+// N == 1, A not transposed: C[i] = alpha * dot(A[i, :], w) + beta * C[i], where w is
+// op(B)'s only column: contiguous (w_stride 1) when trans_b, else strided by ldb.
+// The forward pass y = X w^T of a 1-output layer.
+void gemm_col_vector(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
+                     const float* w, int64_t w_stride, float beta, float* c, int64_t ldc) {
+  parallel_for(m, m * k >= kParallelMinMacs, [=](int64_t i) {
+    const float* a_row = a + i * lda;
+    float sum = 0.0f;
+    if (w_stride == 1) {  // separate loop: a unit stride the compiler can see vectorises well
+#pragma omp simd reduction(+ : sum)
+      for (int64_t p = 0; p < k; ++p) sum += a_row[p] * w[p];
+    } else {
+      for (int64_t p = 0; p < k; ++p) sum += a_row[p] * w[p * w_stride];
+    }
+    c[i * ldc] = beta == 0.0f ? alpha * sum : alpha * sum + beta * c[i * ldc];
+  });
+}
+
+// M == 1, B not transposed: C[0, :] = alpha * sum_p x_p * B[p, :] + beta * C[0, :], x
+// being op(A)'s only row (contiguous, or strided by lda when trans_a). Streams B's rows
+// once; columns are split into chunks that are summed in registers/L1 and can run in
+// parallel. The weight gradient dW = dy^T X of a 1-output layer.
+void gemm_row_vector(int64_t n, int64_t k, float alpha, const float* x, int64_t x_stride,
+                     const float* b, int64_t ldb, float beta, float* c) {
+  constexpr int64_t kChunk = 256;
+  parallel_for(ceil_div(n, kChunk), n * k >= kParallelMinMacs, [=](int64_t chunk) {
+    const int64_t j0 = chunk * kChunk;
+    const int64_t w = std::min(kChunk, n - j0);
+    float acc[kChunk] = {};
+    for (int64_t p = 0; p < k; ++p) {
+      const float x_p = x[p * x_stride];
+      const float* b_row = b + p * ldb + j0;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) acc[j] += x_p * b_row[j];
+    }
+    for (int64_t j = 0; j < w; ++j)
+      c[j0 + j] = beta == 0.0f ? alpha * acc[j] : alpha * acc[j] + beta * c[j0 + j];
+  });
+}
+
+void check_ld(const char* name, int64_t ld, int64_t row_len) {
+  if (ld < std::max<int64_t>(row_len, 1))
+    throw std::invalid_argument(std::string("tb::cpu::gemm: ") + name + " = " +
+                                std::to_string(ld) + " is smaller than the row length " +
+                                std::to_string(row_len));
+}
+
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m < 0 || n < 0 || k < 0)
+    throw std::invalid_argument("tb::cpu::gemm: negative dimension m=" + std::to_string(m) +
+                                " n=" + std::to_string(n) + " k=" + std::to_string(k));
+  if (m == 0 || n == 0) return;
+  check_ld("ldc", ldc, n);
+  if (k == 0 || alpha == 0.0f) {  // BLAS semantics: A and B are not read
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
+  check_ld("lda", lda, trans_a ? m : k);
+  check_ld("ldb", ldb, trans_b ? k : n);
+
+  if (n == 1 && !trans_a) {
+    gemm_col_vector(m, k, alpha, a, lda, b, trans_b ? 1 : ldb, beta, c, ldc);
+    return;
+  }
+  if (m == 1 && !trans_b) {
+    gemm_row_vector(n, k, alpha, a, trans_a ? lda : 1, b, ldb, beta, c);
+    return;
+  }
+
+  // One tile per thread (results do not depend on the grid: every element's K sum runs
+  // in the same order, so any thread count gives bitwise-identical C).
+  const TileGrid grid = choose_grid(m, n, k, trans_b, omp_get_max_threads());
+  const int64_t tile_m = round_up(ceil_div(m, grid.tm), kMR);
+  const int64_t tile_n = round_up(ceil_div(n, grid.tn), kNR);
+  const int64_t tm = ceil_div(m, tile_m), tn = ceil_div(n, tile_n);
+  const int64_t tiles = tm * tn;
+
+  parallel_for(tiles, tiles > 1, [=](int64_t t) {
+    const int64_t i0 = (t / tn) * tile_m;
+    const int64_t j0 = (t % tn) * tile_n;
+    gemm_tile(trans_a, trans_b, i0, j0, std::min(tile_m, m - i0), std::min(tile_n, n - j0), k,
+              alpha, a, lda, b, ldb, beta, c, ldc);
+  });
+}
+
+}  // namespace tb::cpu

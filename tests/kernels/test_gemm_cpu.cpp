@@ -1,0 +1,255 @@
+// tests/kernels/test_gemm_cpu.cpp — tb::cpu::gemm against its slow twin, a naive
+// triple loop in double. M, N, K as in kernels/cpu/gemm.h (C is M x N, K summed).
+// Covers all four transpose combinations, alpha/beta, padded leading dimensions,
+// shapes below, at and beyond the cache blocks, the skinny (M or N == 1) paths,
+// beta == 0 over NaN, k == 0, and 1 vs 2 OpenMP threads.
+//
+// Tolerance: float32 dot products of length K carry a rounding error of at most
+// about K * u * sum_p |a_ip| |b_pj| (u = 2^-24, recursive summation); the kernel adds
+// a few roundings per K slice and for alpha/beta. We allow
+//   |C - C_ref| <= (K + 8) * 2^-23 * (|alpha| sum_p |a_ip||b_pj| + |beta| |C0_ij|) + 1e-30,
+// twice that bound: rigorous for any summation order, yet a wrong index or a
+// dropped term gives an O(1) relative error and fails.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+
+namespace tb::cpu {
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// Sets the OpenMP team size for its scope and restores the previous one afterwards.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+std::vector<float> random_matrix(int64_t rows, int64_t ld, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(rows * ld));
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+// One GEMM case: random operands stored with the given padding (ld = row length + pad),
+// C pre-filled with c_fill (or random when c_fill is not given), checked element by
+// element against the double reference and for untouched padding in C.
+struct Case {
+  bool ta = false, tb = false;
+  Shape s{1, 1, 1};
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t pad = 0;
+  bool c_nan = false;  // pre-fill C with NaN (only meaningful with beta == 0)
+};
+
+// Returns C as computed by tb::cpu::gemm (the rows of C without padding, M x N).
+std::vector<float> run_and_check(const Case& tc, uint32_t seed) {
+  const auto [m, n, k] = tc.s;
+  std::mt19937 rng(seed);
+  // Storage: A is M x K (K x M when ta), B is K x N (N x K when tb).
+  const int64_t a_rows = tc.ta ? k : m, a_cols = tc.ta ? m : k;
+  const int64_t b_rows = tc.tb ? n : k, b_cols = tc.tb ? k : n;
+  const int64_t lda = a_cols + tc.pad, ldb = b_cols + tc.pad, ldc = n + tc.pad;
+  const std::vector<float> a = random_matrix(a_rows, lda, rng);
+  const std::vector<float> b = random_matrix(b_rows, ldb, rng);
+  std::vector<float> c = random_matrix(m, ldc, rng);
+  constexpr float kSentinel = 12345.0f;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      if (j >= n) {
+        c[i * ldc + j] = kSentinel;
+      } else if (tc.c_nan) {
+        c[i * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+      }
+    }
+  }
+  const std::vector<float> c0 = c;
+
+  gemm(tc.ta, tc.tb, m, n, k, tc.alpha, a.data(), lda, b.data(), ldb, tc.beta, c.data(), ldc);
+
+  auto op_a = [&](int64_t i, int64_t p) { return double(tc.ta ? a[p * lda + i] : a[i * lda + p]); };
+  auto op_b = [&](int64_t p, int64_t j) { return double(tc.tb ? b[j * ldb + p] : b[p * ldb + j]); };
+  std::vector<float> out(static_cast<size_t>(m * n));
+  int failures = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0.0, mag = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        dot += op_a(i, p) * op_b(p, j);
+        mag += std::fabs(op_a(i, p) * op_b(p, j));
+      }
+      double ref = double(tc.alpha) * dot;
+      double scale = std::fabs(double(tc.alpha)) * mag;
+      if (tc.beta != 0.0f) {
+        ref += double(tc.beta) * double(c0[i * ldc + j]);
+        scale += std::fabs(double(tc.beta) * double(c0[i * ldc + j]));
+      }
+      const double tol = double(k + 8) * std::ldexp(1.0, -23) * scale + 1e-30;
+      const float got = c[i * ldc + j];
+      out[i * n + j] = got;
+      if (!(std::fabs(double(got) - ref) <= tol) && failures++ < 5)
+        ADD_FAILURE() << "C(" << i << "," << j << ") = " << got << ", expected " << ref
+                      << " (tol " << tol << ")";
+    }
+    for (int64_t j = n; j < ldc; ++j)
+      if (c[i * ldc + j] != kSentinel && failures++ < 5)
+        ADD_FAILURE() << "padding C(" << i << "," << j << ") was overwritten";
+  }
+  return out;
+}
+
+std::string describe(const Case& tc) {
+  return std::string(tc.ta ? "T" : "N") + (tc.tb ? "T" : "N") + " m=" + std::to_string(tc.s.m) +
+         " n=" + std::to_string(tc.s.n) + " k=" + std::to_string(tc.s.k) +
+         " alpha=" + std::to_string(tc.alpha) + " beta=" + std::to_string(tc.beta) +
+         " pad=" + std::to_string(tc.pad) + (tc.c_nan ? " C=NaN" : "");
+}
+
+// Odd sizes, primes, the skinny paths, and shapes beyond the blocks (micro-tile 12x32
+// with AVX-512 or 6x16 without; kMC 192, kKC 256, kNC 512 in gemm.cpp) so that the
+// edges of every loop level are hit.
+const std::vector<Shape> kShapes = {
+    {1, 1, 1},     {1, 1, 7},    {2, 3, 1},     {5, 7, 3},     {17, 33, 9},   {13, 1, 29},
+    {1, 19, 31},   {1, 1, 300},  {12, 32, 256}, {25, 65, 257}, {65, 129, 257}, {200, 70, 530},
+    {40, 600, 37}, {1024, 1, 64}, {1, 64, 1024}, {256, 10, 64}, {10, 256, 64},
+};
+
+class GemmCpu : public ::testing::TestWithParam<int> {};  // parameter: OpenMP threads
+
+TEST_P(GemmCpu, MatchesNaiveAllTransposesAlphaBeta) {
+  ThreadScope threads(GetParam());
+  uint32_t seed = 1;
+  for (const Shape& s : kShapes) {
+    for (int t = 0; t < 4; ++t) {
+      for (float beta : {0.0f, 1.0f, 0.5f}) {
+        Case tc;
+        tc.ta = (t & 1) != 0;
+        tc.tb = (t & 2) != 0;
+        tc.s = s;
+        tc.alpha = beta == 1.0f ? 1.0f : -1.5f;  // alpha != 1 for two of the three betas
+        tc.beta = beta;
+        SCOPED_TRACE(describe(tc));
+        run_and_check(tc, seed++);
+      }
+    }
+  }
+}
+
+TEST_P(GemmCpu, LeadingDimensionsLargerThanRows) {
+  ThreadScope threads(GetParam());
+  uint32_t seed = 100;
+  for (const Shape& s : {Shape{17, 33, 9}, Shape{65, 129, 257}, Shape{1, 64, 100},
+                         Shape{100, 1, 64}, Shape{30, 40, 300}}) {
+    for (int t = 0; t < 4; ++t) {
+      Case tc;
+      tc.ta = (t & 1) != 0;
+      tc.tb = (t & 2) != 0;
+      tc.s = s;
+      tc.alpha = 0.75f;
+      tc.beta = 0.5f;
+      tc.pad = 5;
+      SCOPED_TRACE(describe(tc));
+      run_and_check(tc, seed++);
+    }
+  }
+}
+
+TEST_P(GemmCpu, BetaZeroIgnoresNaNInC) {
+  ThreadScope threads(GetParam());
+  uint32_t seed = 200;
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{17, 33, 9}, Shape{65, 129, 257}, Shape{1024, 1, 64},
+                         Shape{1, 64, 1024}}) {
+    for (int t = 0; t < 4; ++t) {
+      Case tc;
+      tc.ta = (t & 1) != 0;
+      tc.tb = (t & 2) != 0;
+      tc.s = s;
+      tc.alpha = 2.0f;
+      tc.beta = 0.0f;
+      tc.pad = 3;
+      tc.c_nan = true;
+      SCOPED_TRACE(describe(tc));
+      run_and_check(tc, seed++);
+    }
+  }
+}
+
+// The split of C among threads never changes the order of any element's K sum, so
+// the result is bitwise identical for 1 and 2 threads (the harness relies on nothing
+// weaker than the tolerance, but this pins down that no element is summed twice).
+TEST(GemmCpuThreads, OneAndTwoThreadsBitwiseEqual) {
+  for (const Shape& s : {Shape{65, 129, 257}, Shape{256, 256, 300}, Shape{200, 70, 530}}) {
+    for (int t = 0; t < 4; ++t) {
+      Case tc;
+      tc.ta = (t & 1) != 0;
+      tc.tb = (t & 2) != 0;
+      tc.s = s;
+      tc.alpha = 1.25f;
+      tc.beta = 0.5f;
+      SCOPED_TRACE(describe(tc));
+      std::vector<float> one, two;
+      {
+        ThreadScope threads(1);
+        one = run_and_check(tc, 7);
+      }
+      {
+        ThreadScope threads(2);
+        two = run_and_check(tc, 7);
+      }
+      EXPECT_EQ(one, two);
+    }
+  }
+}
+
+TEST(GemmCpuEdge, KZeroScalesC) {
+  std::vector<float> c = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
+  const float dummy = std::numeric_limits<float>::quiet_NaN();  // A and B must not be read
+  gemm(false, false, 2, 3, 0, 1.0f, &dummy, 1, &dummy, 3, 0.5f, c.data(), 3);
+  EXPECT_EQ(c, (std::vector<float>{0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f}));
+
+  std::vector<float> nan_c(6, std::numeric_limits<float>::quiet_NaN());
+  gemm(true, true, 2, 3, 0, 1.0f, &dummy, 2, &dummy, 1, 0.0f, nan_c.data(), 3);
+  EXPECT_EQ(nan_c, std::vector<float>(6, 0.0f));
+}
+
+TEST(GemmCpuEdge, AlphaZeroDoesNotReadAB) {
+  const std::vector<float> nan_ab(12, std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> c = {1.0f, -2.0f, 4.0f, 8.0f};
+  gemm(false, false, 2, 2, 3, 0.0f, nan_ab.data(), 3, nan_ab.data(), 2, 0.25f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>{0.25f, -0.5f, 1.0f, 2.0f}));
+}
+
+TEST(GemmCpuEdge, EmptyAndInvalidArguments) {
+  float x = 1.0f;
+  EXPECT_NO_THROW(gemm(false, false, 0, 5, 5, 1.0f, &x, 5, &x, 5, 0.0f, &x, 5));
+  EXPECT_NO_THROW(gemm(false, false, 5, 0, 5, 1.0f, &x, 5, &x, 5, 0.0f, &x, 1));
+  EXPECT_EQ(x, 1.0f);
+  EXPECT_THROW(gemm(false, false, -1, 1, 1, 1.0f, &x, 1, &x, 1, 0.0f, &x, 1), std::invalid_argument);
+  EXPECT_THROW(gemm(false, false, 2, 2, 3, 1.0f, &x, 2, &x, 2, 0.0f, &x, 2), std::invalid_argument);
+  EXPECT_THROW(gemm(false, true, 2, 2, 3, 1.0f, &x, 3, &x, 2, 0.0f, &x, 2), std::invalid_argument);
+  EXPECT_THROW(gemm(false, false, 2, 4, 3, 1.0f, &x, 3, &x, 4, 0.0f, &x, 3), std::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, GemmCpu, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "thread";
+                         });
+
+}  // namespace
+}  // namespace tb::cpu
