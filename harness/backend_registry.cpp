@@ -1,0 +1,39 @@
+// harness/backend_registry.cpp — the list of backends, in the order reports show them.
+// A new backend adds one make_* function and one line here.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/backend.h"
+
+namespace tb {
+
+std::unique_ptr<Backend> make_reference_backend();
+std::unique_ptr<Backend> make_cpu_omp_backend();
+std::unique_ptr<Backend> make_unavailable_backend(const std::string& name);
+
+const std::vector<std::unique_ptr<Backend>>& all_backends() {
+  static const std::vector<std::unique_ptr<Backend>> list = [] {
+    std::vector<std::unique_ptr<Backend>> v;
+    v.push_back(make_reference_backend());
+    v.push_back(make_cpu_omp_backend());
+    for (const char* n : {"cuda", "cuda-dp", "cuda-ddp", "cpu-ddp"}) v.push_back(make_unavailable_backend(n));
+    return v;
+  }();
+  return list;
+}
+
+const Backend* find_backend(const std::string& name) {
+  for (const auto& b : all_backends()) {
+    if (b->name() == name) return b.get();
+  }
+  return nullptr;
+}
+
+std::string backend_names() {
+  std::string s;
+  for (const auto& b : all_backends()) s += (s.empty() ? "" : ", ") + b->name();
+  return s;
+}
+
+}  // namespace tb

@@ -1,0 +1,272 @@
+// harness/cli.cpp — the flag table for `trainbench run` and suite lines.
+// Each entry parses and range-checks its own value; errors are one line naming
+// the flag and the allowed values (UsageError -> exit code 2 in main()).
+#include "harness/cli.h"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "harness/backend.h"
+
+namespace tb {
+namespace {
+
+struct FlagDef {
+  const char* name;
+  const char* hint;  // value placeholder, nullptr for a switch
+  const char* help;
+  std::function<void(const std::string& value, bool allow_lists, RunFlags* f)> apply;
+};
+
+[[noreturn]] void bad(const std::string& flag, const std::string& value, const std::string& allowed) {
+  throw UsageError(flag + ": invalid value '" + value + "' (" + allowed + ")");
+}
+
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_value) {
+  int64_t x = 0;
+  const char* end = v.data() + v.size();
+  auto [p, ec] = std::from_chars(v.data(), end, x);
+  if (ec != std::errc() || p != end || x < min_value) {
+    bad(flag, v, "expected an integer >= " + std::to_string(min_value));
+  }
+  return x;
+}
+
+double parse_positive(const std::string& flag, const std::string& v, bool allow_zero) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  const bool ok = !v.empty() && end == v.c_str() + v.size() && std::isfinite(x) && (allow_zero ? x >= 0 : x > 0);
+  if (!ok) bad(flag, v, allow_zero ? "expected a finite number >= 0" : "expected a finite number > 0");
+  return x;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) out.push_back(cur);
+  if (!s.empty() && s.back() == sep) out.push_back("");
+  return out;
+}
+
+int parse_threads(const std::string& v) {
+  if (v == "all") return hardware_threads();
+  return static_cast<int>(parse_int("--threads", v, 1));
+}
+
+const std::vector<FlagDef>& flag_table() {
+  static const std::vector<FlagDef> table = {
+      {"--backend", "NAME", "backend to run (see `trainbench backends`); suites: --backends A,B",
+       [](const std::string& v, bool lists, RunFlags* f) {
+         f->backends.clear();
+         for (const std::string& b : lists ? split(v, ',') : std::vector<std::string>{v}) {
+           if (!find_backend(b)) bad("--backend", b, "allowed: " + backend_names());
+           f->backends.push_back(b);
+         }
+       }},
+      {"--model", "linear|mlp", "linear (D->O) or mlp (ReLU hidden layers)",
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v == "linear") f->config.model.kind = ModelKind::kLinear;
+         else if (v == "mlp") f->config.model.kind = ModelKind::kMlp;
+         else bad("--model", v, "allowed: linear, mlp");
+       }},
+      {"--layers", "D,H,...,O", "layer widths, input first (linear: exactly D,O); default 64,1 or 784,256,256,10",
+       [](const std::string& v, bool, RunFlags* f) {
+         std::vector<int64_t> l;
+         for (const std::string& s : split(v, ',')) l.push_back(parse_int("--layers", s, 1));
+         if (l.size() < 2) bad("--layers", v, "expected at least 2 positive sizes, e.g. 64,1");
+         f->config.model.layers = l;
+         f->layers_given = true;
+       }},
+      {"--samples", "N", "training rows (synthetic data; default 10000)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.data.n = parse_int("--samples", v, 1); }},
+      {"--batch", "B", "global batch size (default 256)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.batch = parse_int("--batch", v, 1); }},
+      {"--epochs", "E", "timed epochs per repetition (default 3)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.epochs = parse_int("--epochs", v, 1); }},
+      {"--lr", "X", "SGD learning rate, finite and > 0 (default 0.01)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.lr = parse_positive("--lr", v, false); }},
+      {"--momentum", "X", "SGD momentum in [0, 1) (default 0)",
+       [](const std::string& v, bool, RunFlags* f) {
+         const double m = parse_positive("--momentum", v, true);
+         if (m >= 1) bad("--momentum", v, "expected a number in [0, 1)");
+         f->config.momentum = m;
+       }},
+      {"--weight-decay", "X", "L2 weight decay >= 0 (default 0)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.weight_decay = parse_positive("--weight-decay", v, true); }},
+      {"--seed", "S", "seed for data, init and shuffling (default 1)",
+       [](const std::string& v, bool, RunFlags* f) {
+         f->config.seed = static_cast<uint64_t>(parse_int("--seed", v, 0));
+         f->config.data.seed = f->config.seed;
+       }},
+      {"--threads", "T|all", "CPU threads, >= 1 or 'all' (default all); suites: a list such as 1,all",
+       [](const std::string& v, bool lists, RunFlags* f) {
+         f->threads.clear();
+         for (const std::string& t : lists ? split(v, ',') : std::vector<std::string>{v}) f->threads.push_back(parse_threads(t));
+       }},
+      {"--warmup", "W", "untimed warm-up epochs before the repetitions (default 1)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.warmup = parse_int("--warmup", v, 0); }},
+      {"--reps", "R", "timed repetitions, one CSV row each (default 3)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.reps = parse_int("--reps", v, 1); }},
+      {"--dataset", "SPEC", "synthetic | synthetic-regression | synthetic-classification | csv:PATH | idx:IMAGES,LABELS",
+       [](const std::string& v, bool, RunFlags* f) {
+         DatasetSpec d;
+         try {
+           d = parse_dataset_arg(v);
+         } catch (const std::invalid_argument& e) {
+           throw UsageError(e.what());
+         }
+         d.n = f->config.data.n;
+         d.seed = f->config.data.seed;
+         d.noise = f->config.data.noise;
+         d.target = f->config.data.target;
+         d.task = f->config.data.task;
+         f->config.data = d;
+       }},
+      {"--target", "COLUMN", "csv: name of the target column (default: the last column)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.data.target = v; }},
+      {"--task", "regression|classification", "csv: what the target column is (default regression)",
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v == "regression") f->config.data.task = Task::kRegression;
+         else if (v == "classification") f->config.data.task = Task::kClassification;
+         else bad("--task", v, "allowed: regression, classification");
+       }},
+      {"--noise", "X", "synthetic regression label noise std dev (default 0.1)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.data.noise = static_cast<float>(parse_positive("--noise", v, true)); }},
+      {"--shuffle", nullptr, "seeded per-epoch shuffle, identical for every backend",
+       [](const std::string&, bool, RunFlags* f) { f->config.shuffle = true; }},
+      {"--drop-last", nullptr, "drop the last partial batch of each epoch (default: keep it, mean over its size)",
+       [](const std::string&, bool, RunFlags* f) { f->config.drop_last = true; }},
+      {"--precision", "fp32|tf32", "arithmetic: fp32 (default); tf32 lets CUDA GEMMs use TF32",
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v != "fp32" && v != "tf32") bad("--precision", v, "allowed: fp32, tf32");
+         f->config.precision = v;
+       }},
+      {"--workload", "NAME", "name shown in reports (default: derived from model, layers, samples, batch)",
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v.empty() || v.find_first_of(",\"\n") != std::string::npos) bad("--workload", v, "non-empty, no commas or quotes");
+         f->config.workload = v;
+       }},
+      {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.env.json); default: stdout",
+       [](const std::string& v, bool, RunFlags* f) { f->out = v; }},
+  };
+  return table;
+}
+
+}  // namespace
+
+int hardware_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, RunFlags* flags) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i], value;
+    bool has_inline = false;
+    if (const size_t eq = name.find('='); name.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_inline = true;
+    }
+    if (allow_lists && name == "--backends") name = "--backend";
+    const FlagDef* def = nullptr;
+    for (const FlagDef& d : flag_table()) {
+      if (name == d.name) def = &d;
+    }
+    if (!def) throw UsageError("unknown flag '" + args[i] + "' (see `trainbench run --help`)");
+    if (def->hint) {
+      if (!has_inline) {
+        if (i + 1 >= args.size()) throw UsageError(name + ": missing value (" + def->hint + ")");
+        value = args[++i];
+      }
+    } else if (has_inline) {
+      throw UsageError(name + ": takes no value");
+    }
+    def->apply(value, allow_lists, flags);
+  }
+}
+
+void validate_run_flags(RunFlags* f) {
+  RunConfig& c = f->config;
+  if (f->backends.empty()) f->backends = {"cpu-omp"};
+  if (f->threads.empty()) f->threads = {hardware_threads()};
+  c.threads = f->threads.front();
+  c.backend = f->backends.front();
+  if (!f->layers_given) {
+    c.model.layers = c.model.kind == ModelKind::kLinear ? std::vector<int64_t>{64, 1}
+                                                        : std::vector<int64_t>{784, 256, 256, 10};
+  }
+  if (c.model.kind == ModelKind::kLinear && c.model.layers.size() != 2) {
+    throw UsageError("--layers: a linear model takes exactly two sizes D,O (got " + layers_to_string(c.model.layers) + ")");
+  }
+  if (c.model.kind == ModelKind::kMlp && c.model.layers.size() < 3) {
+    throw UsageError("--layers: an mlp needs at least one hidden layer, e.g. 784,256,10 (got " +
+                     layers_to_string(c.model.layers) + ")");
+  }
+  DatasetSpec& d = c.data;
+  if (d.kind == "synthetic") {
+    d.kind = c.model.kind == ModelKind::kLinear ? "synthetic-regression" : "synthetic-classification";
+  }
+  if (d.kind == "synthetic-regression" || d.kind == "synthetic-classification") {
+    d.task = d.kind == "synthetic-regression" ? Task::kRegression : Task::kClassification;
+    if (d.n == 0) d.n = 10000;
+    d.d = c.model.in_dim();
+    d.o = c.model.out_dim();
+    if (d.task == Task::kClassification && d.o < 2) {
+      throw UsageError("--layers: classification needs at least 2 outputs (classes), got " + std::to_string(d.o));
+    }
+  } else {
+    if (d.kind == "idx") d.task = Task::kClassification;
+    d.o = c.model.out_dim();
+    d.d = c.model.in_dim();
+  }
+  c.model.task = d.task;
+  if (d.n > 0 && c.batch > d.n) {
+    throw UsageError("--batch: " + std::to_string(c.batch) + " is larger than --samples " + std::to_string(d.n));
+  }
+  if (c.workload.empty()) c.workload = default_workload_name(c);
+}
+
+std::string run_flags_help() {
+  std::ostringstream os;
+  for (const FlagDef& d : flag_table()) {
+    std::string lhs = std::string(d.name) + (d.hint ? std::string(" ") + d.hint : "");
+    os << "  " << lhs;
+    for (size_t i = lhs.size(); i < 30; ++i) os << ' ';
+    os << ' ' << d.help << '\n';
+  }
+  return os.str();
+}
+
+int64_t RunConfig::rows_per_epoch() const {
+  return drop_last ? (data.n / batch) * batch : data.n;
+}
+
+int64_t RunConfig::batches_per_epoch() const {
+  return drop_last ? data.n / batch : (data.n + batch - 1) / batch;
+}
+
+std::string default_workload_name(const RunConfig& c) {
+  // Built with << (GCC 12 warns falsely on `"x" + std::string` temporaries).
+  std::ostringstream os;
+  os << model_name(c.model.kind) << '-';
+  for (size_t i = 0; i < c.model.layers.size(); ++i) os << (i ? "x" : "") << c.model.layers[i];
+  os << '-';
+  if (c.data.kind == "csv" || c.data.kind == "idx") {
+    os << c.data.path.substr(c.data.path.find_last_of('/') + 1);  // file datasets: named by their file
+  } else if (c.data.n % 1000000 == 0) {
+    os << c.data.n / 1000000 << 'M';
+  } else if (c.data.n % 1000 == 0) {
+    os << c.data.n / 1000 << 'k';
+  } else {
+    os << c.data.n;
+  }
+  os << "-b" << c.batch;
+  return os.str();
+}
+
+}  // namespace tb

@@ -1,0 +1,41 @@
+// harness/cpu_trainer_base.cpp — see cpu_trainer_base.h.
+#include "harness/cpu_trainer_base.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tb {
+
+bool rows_are_contiguous(const int64_t* rows, int64_t count) {
+  for (int64_t i = 1; i < count; ++i) {
+    if (rows[i] != rows[0] + i) return false;
+  }
+  return true;
+}
+
+EpochResult StepTrainer::train_epoch(const EpochPlan& plan, const StepCallback& on_step) {
+  EpochResult r;
+  double sum = 0;
+  for (int64_t s = 0; s < plan.num_batches; ++s) {
+    const int64_t begin = s * plan.batch;
+    const int64_t count = std::min(plan.batch, plan.rows - begin);
+    const double loss = step(plan.order->data() + begin, count, count);
+    if (!std::isfinite(loss)) {
+      r.nonfinite_step = s;
+      break;
+    }
+    sum += loss;
+    ++r.steps;
+    if (on_step) on_step(s, loss);
+  }
+  r.mean_loss = r.steps ? sum / static_cast<double>(r.steps) : 0.0;
+  return r;
+}
+
+PhaseTimes StepTrainer::take_phase_times() {
+  const PhaseTimes t = phases_;
+  phases_ = PhaseTimes{};
+  return t;
+}
+
+}  // namespace tb

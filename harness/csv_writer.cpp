@@ -1,0 +1,105 @@
+// harness/csv_writer.cpp — whole-row appends and atomic file replacement.
+#include "harness/csv_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace tb {
+namespace {
+
+void write_all(int fd, const std::string& s, const std::string& path) {
+  size_t done = 0;
+  while (done < s.size()) {
+    const ssize_t w = ::write(fd, s.data() + done, s.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw CsvError(path + ": write failed: " + std::strerror(errno));
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i) line += ',';
+    const std::string& f = fields[i];
+    if (f.find_first_of(",\"\n\r") == std::string::npos) {
+      line += f;
+    } else {
+      line += '"';
+      for (char ch : f) {
+        if (ch == '"') line += '"';
+        line += ch;
+      }
+      line += '"';
+    }
+  }
+  line += '\n';
+  return line;
+}
+
+CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& header)
+    : path_(path), columns_(header.size()) {
+  const std::string head = csv_line(header);
+  if (path == "-") {
+    fd_ = STDOUT_FILENO;
+    write_all(fd_, head, "stdout");
+    return;
+  }
+  std::string existing;
+  {
+    std::ifstream in(path);
+    if (in) std::getline(in, existing);
+  }
+  if (!existing.empty() && existing + "\n" != head) {
+    throw CsvError(path + ": refusing to append: the file has a different header (another schema or tool)");
+  }
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw CsvError(path + ": cannot open for writing: " + std::strerror(errno));
+  if (existing.empty()) {
+    // Empty or new file: (re)start it with the header.
+    if (::ftruncate(fd_, 0) != 0) throw CsvError(path + ": cannot truncate: " + std::strerror(errno));
+    write_all(fd_, head, path);
+  }
+}
+
+CsvWriter::~CsvWriter() {
+  if (fd_ > STDERR_FILENO) ::close(fd_);
+}
+
+void CsvWriter::append(const std::vector<std::string>& fields) {
+  if (fields.size() != columns_) {
+    throw CsvError(path_ + ": internal error: row has " + std::to_string(fields.size()) + " fields, header " +
+                   std::to_string(columns_));
+  }
+  write_all(fd_, csv_line(fields), path_);
+  if (fd_ > STDERR_FILENO) ::fdatasync(fd_);
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw CsvError(path + ": cannot write: " + std::strerror(errno));
+  try {
+    write_all(fd, text, tmp);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw CsvError(path + ": cannot rename into place: " + std::strerror(errno));
+  }
+}
+
+}  // namespace tb

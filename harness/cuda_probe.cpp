@@ -1,0 +1,69 @@
+// harness/cuda_probe.cpp — GPU inventory through the CUDA runtime (CUDA builds only).
+// On a machine without a usable device every call fails cleanly and the reason
+// (cudaGetErrorString) is reported instead of a GPU list.
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "harness/host_info.h"
+
+namespace tb {
+namespace {
+
+std::string version_string(int v) {  // 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+}  // namespace
+
+GpuInventory gpu_inventory() {
+  GpuInventory g;
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  int rt = 0, drv = 0;
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  g.runtime_version = version_string(rt);
+  g.driver_version = drv ? version_string(drv) : "none";
+  if (err != cudaSuccess || count == 0) {
+    g.reason = std::string("no CUDA device (") + (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")";
+    cudaGetLastError();  // clear the sticky error for later callers
+    return g;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+    GpuInfo d;
+    d.index = i;
+    d.name = p.name;
+    d.compute_capability = std::to_string(p.major) + "." + std::to_string(p.minor);
+    d.sm_count = p.multiProcessorCount;
+    d.memory_total_bytes = static_cast<int64_t>(p.totalGlobalMem);
+    char bus[32] = {};
+    cudaDeviceGetPCIBusId(bus, sizeof bus, i);
+    d.pci_bus_id = bus;
+    int clk = 0, mclk = 0;
+    cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, i);
+    cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, i);
+    d.clock_mhz = clk / 1000;
+    d.memory_clock_mhz = mclk / 1000;
+    size_t free_b = 0, total_b = 0;
+    if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+      d.memory_free_bytes = static_cast<int64_t>(free_b);
+    }
+    g.gpus.push_back(d);
+  }
+  g.peer_access.assign(g.gpus.size(), std::vector<int>(g.gpus.size(), 0));
+  for (size_t i = 0; i < g.gpus.size(); ++i) {
+    for (size_t j = 0; j < g.gpus.size(); ++j) {
+      int ok = i == j;
+      if (i != j) cudaDeviceCanAccessPeer(&ok, static_cast<int>(i), static_cast<int>(j));
+      g.peer_access[i][j] = ok;
+    }
+  }
+  g.usable = !g.gpus.empty();
+  if (!g.usable) g.reason = "no CUDA device (properties could not be read)";
+  return g;
+}
+
+}  // namespace tb

@@ -1,0 +1,168 @@
+// harness/runner.cpp — see runner.h.
+#include "harness/runner.h"
+
+#include <cmath>
+#include <exception>
+
+#include "datasets/shuffle.h"
+#include "harness/backend.h"
+#include "harness/host_info.h"
+
+namespace tb {
+namespace {
+
+std::string one_line(std::string s) {
+  for (char& ch : s) {
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  }
+  return s;
+}
+
+ResultRow base_row(const RunConfig& c, const RunIdentity& id) {
+  ResultRow r;
+  r.run_id = id.run_id;
+  r.timestamp = id.timestamp;
+  r.host = id.host;
+  r.config = c;
+  r.precision = c.precision;
+  return r;
+}
+
+}  // namespace
+
+ResultRow status_row(const RunConfig& c, const RunIdentity& id, const std::string& status) {
+  ResultRow r = base_row(c, id);
+  r.dataset_desc = c.data.kind;
+  r.status = one_line(status);
+  return r;
+}
+
+std::string check_data_fits(const RunConfig& c, const Dataset& data) {
+  if (data.d != c.model.in_dim()) {
+    return "--layers: the first size must equal the dataset's " + std::to_string(data.d) + " features (got " +
+           std::to_string(c.model.in_dim()) + ")";
+  }
+  if (data.task == Task::kRegression && data.o != c.model.out_dim()) {
+    return "--layers: the last size must equal the dataset's " + std::to_string(data.o) + " targets (got " +
+           std::to_string(c.model.out_dim()) + ")";
+  }
+  if (c.batch > data.n) {
+    return "--batch: " + std::to_string(c.batch) + " is larger than the dataset's " + std::to_string(data.n) +
+           " rows";
+  }
+  return "";
+}
+
+RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const RunIdentity& id, Progress& progress) {
+  RunOutcome out;
+  RunConfig c = cfg;
+  c.data.n = data.n;  // file datasets learn their size on load
+  const Backend* backend = find_backend(c.backend);
+  const Availability av = backend->availability();
+  if (!av.ok) {
+    out.rows.push_back(status_row(c, id, "skipped: " + av.reason));
+    return out;
+  }
+  const bool gpu_backend = c.backend.rfind("cuda", 0) == 0;
+  if (c.precision == "tf32" && !gpu_backend) {
+    out.rows.push_back(status_row(c, id, "skipped: precision tf32 applies to CUDA backends only"));
+    return out;
+  }
+  const auto fail = [&](const std::string& why) {
+    progress.finish();
+    out.rows.push_back(status_row(c, id, "failed: " + why));
+    out.failed = true;
+    return out;
+  };
+  try {
+    TrainOptions opt;
+    opt.model = c.model;
+    opt.batch = c.batch;
+    opt.lr = c.lr;
+    opt.momentum = c.momentum;
+    opt.weight_decay = c.weight_decay;
+    opt.threads = c.threads;
+    opt.precision = c.precision;
+    std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
+
+    // Epoch orders are computed once, outside the timed region; every repetition
+    // (and every backend) visits the same rows in the same order.
+    const int64_t n_orders = c.shuffle ? c.epochs : 1;
+    std::vector<std::vector<int64_t>> orders(static_cast<size_t>(n_orders));
+    for (int64_t e = 0; e < n_orders; ++e) epoch_order(c.seed, e, data.n, c.shuffle, &orders[e]);
+    const auto plan_for = [&](int64_t epoch) {
+      EpochPlan p;
+      p.order = &orders[static_cast<size_t>(epoch % n_orders)];
+      p.batch = c.batch;
+      p.num_batches = c.batches_per_epoch();
+      p.rows = c.rows_per_epoch();
+      return p;
+    };
+    const std::vector<float> init = init_params(c.model, c.seed);
+    const std::string label = c.backend + " " + c.workload + " t" + std::to_string(c.threads);
+
+    trainer->set_params(init);
+    for (int64_t w = 0; w < c.warmup; ++w) {
+      progress.start(label + " warm-up", c.batches_per_epoch(), c.batch);
+      const EpochResult r = trainer->train_epoch(plan_for(w), [&](int64_t s, double loss) {
+        progress.step(w + 1, c.warmup, s, c.batches_per_epoch(), loss);
+      });
+      if (r.nonfinite_step >= 0) {
+        return fail("non-finite loss at warm-up epoch " + std::to_string(w + 1) + " step " +
+                    std::to_string(r.nonfinite_step + 1));
+      }
+    }
+    progress.finish();
+
+    for (int64_t rep = 0; rep < c.reps; ++rep) {
+      trainer->set_params(init);
+      trainer->take_phase_times();  // discard warm-up / previous repetition
+      progress.start(label + " rep " + std::to_string(rep + 1) + "/" + std::to_string(c.reps),
+                     c.epochs * c.batches_per_epoch(), c.batch);
+      double train_s = 0;
+      for (int64_t e = 0; e < c.epochs; ++e) {
+        Stopwatch sw;
+        const EpochResult r = trainer->train_epoch(plan_for(e), [&](int64_t s, double loss) {
+          progress.step(e + 1, c.epochs, s, c.batches_per_epoch(), loss);
+        });
+        train_s += sw.seconds();
+        if (r.nonfinite_step >= 0) {
+          return fail("non-finite loss at epoch " + std::to_string(e + 1) + " step " +
+                      std::to_string(r.nonfinite_step + 1));
+        }
+        out.curves.push_back({rep, e + 1, r.mean_loss});
+      }
+      progress.finish();
+      const PhaseTimes ph = trainer->take_phase_times();
+      const EvalResult ev = trainer->evaluate();  // untimed, whole training set
+      if (!std::isfinite(ev.loss)) return fail("non-finite final loss after training");
+      ResultRow row = base_row(c, id);
+      row.dataset_desc = data.description;
+      row.precision = trainer->precision();
+      row.world_size = trainer->world_size();
+      row.devices = trainer->devices();
+      row.repetition = rep;
+      row.has_metrics = true;
+      row.train_time_s = train_s;
+      row.samples_per_s = static_cast<double>(c.epochs * c.rows_per_epoch()) / train_s;
+      row.forward_s = ph.forward_s;
+      row.backward_s = ph.backward_s;
+      row.optimizer_s = ph.optimizer_s;
+      row.transfer_s = ph.transfer_s;
+      row.comm_s = ph.comm_s;
+      row.final_loss = ev.loss;
+      row.final_accuracy = ev.accuracy;
+      row.param_checksum = param_checksum(trainer->params());
+      row.peak_host_mem_bytes = peak_rss_bytes();
+      row.peak_device_mem_bytes = trainer->peak_device_mem_bytes();
+      out.rows.push_back(row);
+    }
+  } catch (const std::bad_alloc&) {
+    return fail("out of host memory");
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return out;
+}
+
+}  // namespace tb

@@ -1,0 +1,227 @@
+// harness/suite.cpp — parse, expand and run suite files; print the summary table.
+#include "harness/suite.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <tuple>
+
+#include "harness/csv_writer.h"
+#include "harness/runner.h"
+
+namespace tb {
+namespace {
+
+std::vector<std::string> tokens(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> t;
+  for (std::string w; in >> w;) t.push_back(w);
+  return t;
+}
+
+bool uses_cpu_threads(const std::string& backend) { return backend == "cpu-omp" || backend == "cpu-ddp"; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Relative tolerance on final_loss for "matches reference" in the summary; the
+// same value the report uses (reports/). float32 vs float64 after a few epochs
+// differs by ~1e-6..1e-4 relative; a real bug moves the loss far more.
+constexpr double kLossRelTol = 1e-3;
+
+void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
+  struct Key {
+    std::string workload, backend;
+    int threads;
+    bool operator<(const Key& o) const {
+      return std::tie(workload, backend, threads) < std::tie(o.workload, o.backend, o.threads);
+    }
+  };
+  std::map<Key, std::vector<const ResultRow*>> groups;
+  std::map<std::string, double> ref_loss;
+  std::vector<Key> order;
+  for (const ResultRow& r : rows) {
+    Key k{r.config.workload, r.config.backend, r.config.threads};
+    if (!groups.count(k)) order.push_back(k);
+    groups[k].push_back(&r);
+  }
+  for (auto& [k, g] : groups) {
+    if (k.backend != "reference") continue;
+    std::vector<double> l;
+    for (const ResultRow* r : g) {
+      if (r->has_metrics) l.push_back(r->final_loss);
+    }
+    if (!l.empty()) ref_loss[k.workload] = median(l);
+  }
+  std::fprintf(out, "\n%-28s %-10s %7s %14s %12s %9s  %s\n", "workload", "backend", "threads", "samples/s(med)",
+               "final_loss", "accuracy", "matches reference");
+  for (const Key& k : order) {
+    const auto& g = groups[k];
+    std::vector<double> sps, loss, acc;
+    std::string status;
+    for (const ResultRow* r : g) {
+      if (!r->has_metrics) {
+        status = r->status;
+        continue;
+      }
+      sps.push_back(r->samples_per_s);
+      loss.push_back(r->final_loss);
+      if (r->final_accuracy >= 0) acc.push_back(r->final_accuracy);
+    }
+    if (sps.empty()) {
+      std::fprintf(out, "%-28s %-10s %7d %14s %12s %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.threads,
+                   "-", "-", "-", status.c_str());
+      continue;
+    }
+    std::string match = "no reference run";
+    if (auto it = ref_loss.find(k.workload); it != ref_loss.end()) {
+      const double rel = std::fabs(median(loss) - it->second) / std::max(std::fabs(it->second), 1e-12);
+      char b[64];
+      std::snprintf(b, sizeof b, "%s (rel diff %.1e)", rel <= kLossRelTol ? "yes" : "NO", rel);
+      match = b;
+    }
+    char accs[16] = "-";
+    if (!acc.empty()) std::snprintf(accs, sizeof accs, "%.4f", median(acc));
+    std::fprintf(out, "%-28s %-10s %7d %14.4g %12.6g %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.threads,
+                 median(sps), median(loss), accs, match.c_str());
+  }
+}
+
+}  // namespace
+
+std::vector<SuiteEntry> parse_suite(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(path + ": cannot open suite file: " + std::strerror(errno));
+  std::vector<SuiteEntry> entries;
+  RunFlags defaults;
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const auto colon = line.find(':');
+    std::vector<std::string> head = tokens(line.substr(0, colon == std::string::npos ? line.size() : colon));
+    if (head.empty()) continue;
+    const std::string where = path + ":" + std::to_string(no) + ": ";
+    if (colon == std::string::npos || head.size() != 1) {
+      throw UsageError(where + "expected 'NAME: --flag value ...' or 'defaults: --flag value ...'");
+    }
+    try {
+      if (head[0] == "defaults") {
+        parse_run_flags(tokens(line.substr(colon + 1)), true, &defaults);
+        continue;
+      }
+      SuiteEntry e{head[0], no, defaults};
+      e.flags.config.workload = head[0];
+      parse_run_flags(tokens(line.substr(colon + 1)), true, &e.flags);
+      if (!e.flags.out.empty()) throw UsageError("--out is not allowed in a suite (use `suite --out DIR`)");
+      validate_run_flags(&e.flags);
+      entries.push_back(std::move(e));
+    } catch (const UsageError& err) {
+      throw UsageError(where + err.what());
+    }
+  }
+  if (entries.empty()) throw UsageError(path + ": no entries (expected lines like 'NAME: --model linear ...')");
+  return entries;
+}
+
+std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries) {
+  std::vector<RunConfig> configs;
+  for (const SuiteEntry& e : entries) {
+    for (const std::string& b : e.flags.backends) {
+      std::vector<int> threads = uses_cpu_threads(b) ? e.flags.threads : std::vector<int>{1};
+      std::sort(threads.begin(), threads.end());
+      threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+      for (int t : threads) {
+        RunConfig c = e.flags.config;
+        c.backend = b;
+        c.threads = t;
+        configs.push_back(c);
+      }
+    }
+  }
+  return configs;
+}
+
+int run_suite(const std::string& path, std::string out_dir, const std::string& command_line) {
+  const std::vector<SuiteEntry> entries = parse_suite(path);
+  const std::vector<RunConfig> configs = expand_suite(entries);
+  const RunIdentity id = make_run_identity();
+  if (out_dir.empty()) out_dir = "results/" + id.run_id;
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec || !std::filesystem::is_directory(out_dir)) {
+    throw CsvError("--out: cannot create directory '" + out_dir + "': " + ec.message());
+  }
+  CsvWriter results(out_dir + "/results.csv", results_header());
+  CsvWriter curves(out_dir + "/curves.csv", curves_header());
+  write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed));
+  std::FILE* log = std::fopen((out_dir + "/log.txt").c_str(), "a");
+  if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_guard(log, &std::fclose);
+
+  Progress progress(Progress::auto_enabled());
+  std::vector<ResultRow> all;
+  bool any_failed = false;
+  // Consecutive configurations of one entry share a dataset: load it once.
+  std::string cached_key;
+  std::unique_ptr<Dataset> data;
+  std::string data_error;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const RunConfig& c = configs[i];
+    const std::string key = c.data.kind + "|" + c.data.path + "|" + c.data.labels_path + "|" + c.data.target + "|" +
+                            std::to_string(c.data.n) + "|" + std::to_string(c.data.d) + "|" +
+                            std::to_string(c.data.o) + "|" + std::to_string(c.data.seed) + "|" +
+                            std::to_string(c.data.noise);
+    if (key != cached_key) {
+      cached_key = key;
+      data.reset();
+      data_error.clear();
+      try {
+        data = std::make_unique<Dataset>(load_dataset(c.data));
+      } catch (const std::exception& e) {
+        data_error = e.what();
+      }
+    }
+    std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
+                 c.threads);
+    RunOutcome o;
+    std::string misfit = data ? check_data_fits(c, *data) : "";
+    if (!data) {
+      o.rows.push_back(status_row(c, id, "failed: " + data_error));
+      o.failed = true;
+    } else if (!misfit.empty()) {
+      o.rows.push_back(status_row(c, id, "failed: " + misfit));
+      o.failed = true;
+    } else {
+      o = run_configuration(c, *data, id, progress);
+    }
+    for (const ResultRow& r : o.rows) {
+      results.append(result_fields(r));
+      std::fprintf(log, "  rep %lld: %s samples/s=%.4g final_loss=%.6g\n", static_cast<long long>(r.repetition),
+                   r.status.c_str(), r.samples_per_s, r.final_loss);
+      if (r.status.rfind("failed", 0) == 0) std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());
+    }
+    for (const CurvePoint& p : o.curves) curves.append(curve_fields(o.rows.front(), p));
+    std::fflush(log);
+    any_failed |= o.failed;
+    all.insert(all.end(), o.rows.begin(), o.rows.end());
+  }
+  print_summary(all, stdout);
+  print_summary(all, log);
+  std::printf("\nresults: %s/results.csv (env.json, curves.csv, log.txt beside it)\n", out_dir.c_str());
+  return any_failed ? 1 : 0;
+}
+
+}  // namespace tb

@@ -1,0 +1,42 @@
+// harness/cli.h — command-line parsing for `trainbench run` (and suite lines).
+// Every flag is declared once in a table (name, value hint, help); parse errors
+// throw UsageError with one line naming the flag and what is allowed, which
+// main() prints before exiting with code 2.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/run_config.h"
+
+namespace tb {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Flags shared by `run` and suite lines, after parsing (lists not yet expanded).
+struct RunFlags {
+  RunConfig config;              // every scalar setting
+  std::vector<std::string> backends;    // --backend / --backends (one or more)
+  std::vector<int> threads;             // --threads: resolved counts (>= 1)
+  std::string out;                      // --out (run: CSV file)
+  bool layers_given = false;
+};
+
+// Parses flags into `flags`, starting from its current values (suite defaults).
+// `allow_lists`: suite lines may give comma lists for --backends and --threads.
+void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, RunFlags* flags);
+
+// Checks cross-flag rules (batch <= samples, layers vs model...) and resolves
+// the dataset spec. Throws UsageError.
+void validate_run_flags(RunFlags* flags);
+
+// The `run` flag reference, for --help and the README.
+std::string run_flags_help();
+
+int hardware_threads();
+
+}  // namespace tb

@@ -1,0 +1,44 @@
+// harness/csv_writer.h — append-only CSV files that are never left half-written.
+// Each row is formatted in memory and handed to the kernel with one write() on an
+// O_APPEND descriptor, so a crash leaves whole rows only. Opening a file whose
+// existing header differs from ours is refused, so two schemas never mix.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tb {
+
+class CsvError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// RFC 4180 quoting: a field with a comma, quote or newline is quoted, quotes doubled.
+std::string csv_line(const std::vector<std::string>& fields);
+
+class CsvWriter {
+ public:
+  // path "-" writes to stdout. Creates the file with `header`, or checks that an
+  // existing non-empty file starts with exactly that header. Throws CsvError naming
+  // the file when it cannot be opened or the header differs.
+  CsvWriter(const std::string& path, const std::vector<std::string>& header);
+  ~CsvWriter();
+  CsvWriter(const CsvWriter&) = delete;
+  CsvWriter& operator=(const CsvWriter&) = delete;
+
+  void append(const std::vector<std::string>& fields);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  size_t columns_ = 0;
+};
+
+// Writes `text` to `path` through a temporary file and rename(): readers see the
+// old file or the new one, never a torn one. Throws CsvError.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace tb

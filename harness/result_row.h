@@ -1,0 +1,44 @@
+// harness/result_row.h — the CSV contract the reports read (schema_version 1).
+// results.csv: one row per repetition (or one row for a skipped/failed
+// configuration); curves.csv: the mean training loss of every epoch. Column
+// names carry their unit (_s seconds, _bytes bytes, _per_s per second).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/run_config.h"
+
+namespace tb {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct ResultRow {
+  std::string run_id, timestamp, host;
+  RunConfig config;             // workload, backend, model, data, hyper-parameters
+  std::string dataset_desc;     // Dataset::description
+  std::string precision;        // what the backend actually used (reference: fp64)
+  int world_size = 1;
+  std::string devices = "cpu";
+  int64_t repetition = 0;
+  bool has_metrics = false;     // false for skipped/failed rows: metric cells stay empty
+  double train_time_s = 0, samples_per_s = 0;
+  double forward_s = 0, backward_s = 0, optimizer_s = 0, transfer_s = 0, comm_s = 0;
+  double final_loss = 0, final_accuracy = -1;  // accuracy < 0: regression, cell empty
+  double param_checksum = 0;
+  int64_t peak_host_mem_bytes = 0, peak_device_mem_bytes = 0;
+  std::string status = "ok";    // ok | skipped: why | failed: why
+};
+
+struct CurvePoint {
+  int64_t repetition = 0, epoch = 0;  // epoch is 1-based
+  double train_loss = 0;
+};
+
+std::vector<std::string> results_header();
+std::vector<std::string> result_fields(const ResultRow& r);
+std::vector<std::string> curves_header();
+std::vector<std::string> curve_fields(const ResultRow& r, const CurvePoint& p);
+
+}  // namespace tb

@@ -1,0 +1,33 @@
+// harness/runner.h — runs one configuration: warm-up, R timed repetitions, checks.
+// The single place where timing totals, samples/s, the non-finite-loss rule,
+// evaluation and the per-epoch loss curve are produced for every backend.
+#pragma once
+
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "harness/env_capture.h"
+#include "harness/progress.h"
+#include "harness/result_row.h"
+#include "harness/run_config.h"
+
+namespace tb {
+
+struct RunOutcome {
+  std::vector<ResultRow> rows;      // R rows, or one skipped/failed row
+  std::vector<CurvePoint> curves;   // per (repetition, epoch)
+  bool failed = false;
+};
+
+// Checks a loaded dataset against the configuration (layer sizes, batch size);
+// returns "" when they fit, else a one-line reason naming the flag.
+std::string check_data_fits(const RunConfig& c, const Dataset& data);
+
+// Trains c.backend on `data` (already checked with check_data_fits). Never throws
+// for a failed run: a non-finite loss or an exception becomes a `failed: why` row.
+RunOutcome run_configuration(const RunConfig& c, const Dataset& data, const RunIdentity& id, Progress& progress);
+
+// A single skipped/failed row for configuration c.
+ResultRow status_row(const RunConfig& c, const RunIdentity& id, const std::string& status);
+
+}  // namespace tb

@@ -1,0 +1,32 @@
+// harness/suite.h — suite files: a grid of configurations run into one folder.
+// Format (bench/suites/*.suite), one entry per line, '#' starts a comment:
+//   defaults: --epochs 3 --warmup 1 --reps 3          (applies to the entries below it)
+//   NAME: --model linear --layers 64,1 --samples 100000 --batch 1024 --backends reference,cpu-omp --threads 1,all
+// NAME becomes the CSV `workload`. An entry expands to one configuration per
+// backend, and per thread count for the CPU-thread backends (reference is always
+// 1 thread; GPU backends ignore --threads). Every line is validated before anything runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/cli.h"
+
+namespace tb {
+
+struct SuiteEntry {
+  std::string name;
+  int line = 0;
+  RunFlags flags;
+};
+
+// Throws UsageError "FILE:LINE: message" on any bad line.
+std::vector<SuiteEntry> parse_suite(const std::string& path);
+std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries);
+
+// Runs the suite into out_dir (created; "" = results/<run-id>): results.csv,
+// curves.csv, env.json, log.txt; prints a summary. Returns the exit code:
+// 0 all rows ok or skipped, 1 some row failed. Throws UsageError/CsvError on bad input.
+int run_suite(const std::string& path, std::string out_dir, const std::string& command_line);
+
+}  // namespace tb

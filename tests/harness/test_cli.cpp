@@ -1,0 +1,130 @@
+// tests/harness/test_cli.cpp — every bad flag value is one UsageError naming the
+// flag and what is allowed; good values land in the configuration.
+#include <gtest/gtest.h>
+
+#include "harness/cli.h"
+#include "harness/suite.h"
+
+#include <fstream>
+
+namespace tb {
+namespace {
+
+RunFlags parse(std::vector<std::string> args) {
+  RunFlags f;
+  parse_run_flags(args, false, &f);
+  validate_run_flags(&f);
+  return f;
+}
+
+void expect_usage_error(std::vector<std::string> args, const std::string& must_contain) {
+  try {
+    parse(args);
+    FAIL() << "no error for " << ::testing::PrintToString(args);
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(must_contain), std::string::npos)
+        << "message '" << e.what() << "' lacks '" << must_contain << "'";
+  }
+}
+
+TEST(Cli, ParsesAFullRunLine) {
+  const RunFlags f = parse({"--backend", "reference", "--model", "mlp", "--layers", "8,16,3", "--samples", "500",
+                            "--batch", "50", "--epochs", "4", "--lr=0.1", "--seed", "7", "--threads", "2",
+                            "--warmup", "0", "--reps", "2", "--shuffle", "--momentum", "0.9"});
+  const RunConfig& c = f.config;
+  EXPECT_EQ(c.backend, "reference");
+  EXPECT_EQ(c.model.kind, ModelKind::kMlp);
+  EXPECT_EQ(c.model.layers, (std::vector<int64_t>{8, 16, 3}));
+  EXPECT_EQ(c.data.kind, "synthetic-classification");  // mlp default
+  EXPECT_EQ(c.data.n, 500);
+  EXPECT_EQ(c.data.d, 8);
+  EXPECT_EQ(c.data.seed, 7u);
+  EXPECT_EQ(c.batch, 50);
+  EXPECT_EQ(c.epochs, 4);
+  EXPECT_DOUBLE_EQ(c.lr, 0.1);
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.warmup, 0);
+  EXPECT_EQ(c.reps, 2);
+  EXPECT_TRUE(c.shuffle);
+  EXPECT_EQ(c.workload, "mlp-8x16x3-500-b50");
+  EXPECT_EQ(c.batches_per_epoch(), 10);
+}
+
+TEST(Cli, LastPartialBatchIsKeptUnlessDropLast) {
+  RunFlags f = parse({"--samples", "1000", "--batch", "300"});
+  EXPECT_EQ(f.config.batches_per_epoch(), 4);
+  EXPECT_EQ(f.config.rows_per_epoch(), 1000);
+  f = parse({"--samples", "1000", "--batch", "300", "--drop-last"});
+  EXPECT_EQ(f.config.batches_per_epoch(), 3);
+  EXPECT_EQ(f.config.rows_per_epoch(), 900);
+}
+
+TEST(Cli, BadInputNamesTheFlagAndTheAllowedValues) {
+  expect_usage_error({"--backend", "tpu"}, "allowed: reference, cpu-omp, cuda");
+  expect_usage_error({"--model", "cnn"}, "allowed: linear, mlp");
+  expect_usage_error({"--bogus"}, "unknown flag '--bogus'");
+  expect_usage_error({"--samples", "0"}, "--samples");
+  expect_usage_error({"--samples", "-5"}, "--samples");
+  expect_usage_error({"--batch", "abc"}, "--batch: invalid value 'abc'");
+  expect_usage_error({"--batch", "12x"}, "--batch");
+  expect_usage_error({"--epochs", "0"}, "--epochs");
+  expect_usage_error({"--layers", "64"}, "at least 2");
+  expect_usage_error({"--layers", "64,0"}, "--layers");
+  expect_usage_error({"--model", "linear", "--layers", "4,5,1"}, "exactly two sizes");
+  expect_usage_error({"--model", "mlp", "--layers", "4,1"}, "hidden layer");
+  expect_usage_error({"--samples", "100", "--batch", "101"}, "--batch: 101 is larger than --samples 100");
+  expect_usage_error({"--lr", "0"}, "--lr");
+  expect_usage_error({"--lr", "-1"}, "--lr");
+  expect_usage_error({"--lr", "nan"}, "--lr");
+  expect_usage_error({"--lr", "inf"}, "--lr");
+  expect_usage_error({"--threads", "0"}, "--threads");
+  expect_usage_error({"--reps", "0"}, "--reps");
+  expect_usage_error({"--momentum", "1"}, "[0, 1)");
+  expect_usage_error({"--precision", "fp16"}, "allowed: fp32, tf32");
+  expect_usage_error({"--dataset", "parquet:x"}, "allowed: synthetic");
+  expect_usage_error({"--batch"}, "--batch: missing value");
+  expect_usage_error({"--shuffle=1"}, "takes no value");
+  expect_usage_error({"--model", "mlp", "--layers", "8,4,1"}, "classification needs at least 2 outputs");
+}
+
+TEST(Suite, ParsesDefaultsAndExpandsBackendsAndThreads) {
+  const std::string p = std::string(TB_TEST_TMPDIR) + "/s1.suite";
+  std::ofstream(p) << "# comment line\n"
+                      "defaults: --epochs 2 --reps 2 --lr 0.05\n"
+                      "\n"
+                      "lin: --model linear --layers 8,1 --samples 64 --batch 16 --backends reference,cpu-omp,cuda "
+                      "--threads 1,2,all   # trailing comment\n"
+                      "defaults: --epochs 1\n"
+                      "mlp: --model mlp --layers 8,6,3 --samples 64 --batch 16 --backends cpu-omp --threads 1\n";
+  const std::vector<SuiteEntry> e = parse_suite(p);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].flags.config.workload, "lin");
+  EXPECT_EQ(e[0].flags.config.epochs, 2);
+  EXPECT_DOUBLE_EQ(e[0].flags.config.lr, 0.05);
+  EXPECT_EQ(e[1].flags.config.epochs, 1);
+  EXPECT_EQ(e[1].flags.config.reps, 2);  // earlier defaults still apply
+  const std::vector<RunConfig> c = expand_suite(e);
+  // reference x1 thread, cpu-omp x {1, 2, all} (deduplicated), cuda x1, mlp cpu-omp x1
+  std::vector<std::string> got;
+  for (const RunConfig& r : c) got.push_back(r.workload + "/" + r.backend + "/" + std::to_string(r.threads));
+  std::vector<std::string> want = {"lin/reference/1", "lin/cpu-omp/1", "lin/cpu-omp/2"};
+  if (hardware_threads() > 2) want.push_back("lin/cpu-omp/" + std::to_string(hardware_threads()));
+  want.push_back("lin/cuda/1");
+  want.push_back("mlp/cpu-omp/1");
+  EXPECT_EQ(got, want);
+}
+
+TEST(Suite, BadLineIsReportedWithFileAndLine) {
+  const std::string p = std::string(TB_TEST_TMPDIR) + "/s2.suite";
+  std::ofstream(p) << "a: --model linear --layers 8,1 --samples 64 --batch 16\n"
+                      "b: --model linear --layers 8,1 --samples 64 --batch 0\n";
+  try {
+    parse_suite(p);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("s2.suite:2: --batch"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tb

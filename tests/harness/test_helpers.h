@@ -1,0 +1,43 @@
+// tests/harness/test_helpers.h — small builders shared by the harness tests.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "datasets/synthetic.h"
+#include "harness/backend.h"
+#include "harness/model.h"
+
+namespace tb::test {
+
+inline Dataset synthetic(Task task, int64_t n, int64_t d, int64_t o, uint64_t seed = 3) {
+  DatasetSpec s;
+  s.kind = task == Task::kRegression ? "synthetic-regression" : "synthetic-classification";
+  s.task = task;
+  s.n = n;
+  s.d = d;
+  s.o = o;
+  s.seed = seed;
+  return make_synthetic(s);
+}
+
+inline ModelSpec model(std::vector<int64_t> layers, Task task) {
+  ModelSpec m;
+  m.kind = layers.size() == 2 ? ModelKind::kLinear : ModelKind::kMlp;
+  m.layers = std::move(layers);
+  m.task = task;
+  return m;
+}
+
+// Max over i of |a_i - b_i| / (|b_i| + floor): relative error with an absolute
+// floor for parameters near zero.
+inline double max_rel_err(const std::vector<float>& a, const std::vector<float>& b, double floor) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double e = std::abs(double(a[i]) - double(b[i])) / (std::abs(double(b[i])) + floor);
+    m = e > m ? e : m;
+  }
+  return m;
+}
+
+}  // namespace tb::test

@@ -1,0 +1,183 @@
+// tests/harness/test_trainbench_exe.cpp — the `trainbench` executable end to end:
+// rows written, exit codes (0 ok, 1 a run failed, 2 bad input), nothing written
+// on bad input, existing results kept intact, a diverging run recorded as failed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(TB_TRAINBENCH_EXE) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string tmp(const std::string& name) {
+  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::vector<std::string> lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+const char* kSmall = "--model linear --layers 8,1 --samples 300 --batch 64 --epochs 2 --warmup 1 --reps 3";
+
+TEST(TrainbenchExe, RunWritesOneRowPerRepetitionAndEnvJson) {
+  const std::string out = tmp("run1.csv");
+  const Result r = run(std::string("run --backend cpu-omp --threads 2 ") + kSmall + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto l = lines(out);
+  ASSERT_EQ(l.size(), 4u);  // header + 3 repetitions
+  EXPECT_EQ(l[0].rfind("schema_version,run_id,timestamp,host,workload,backend", 0), 0u);
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_NE(l[i].find(",cpu-omp,linear,"), std::string::npos) << l[i];
+    EXPECT_EQ(l[i].substr(l[i].size() - 3), ",ok") << l[i];
+  }
+  EXPECT_TRUE(fs::exists(out + ".env.json"));
+  std::ifstream env(out + ".env.json");
+  std::stringstream ss;
+  ss << env.rdbuf();
+  for (const char* key : {"\"git\"", "\"command_line\"", "\"compiler\"", "\"cpu_model\"", "\"openmp\"", "\"seed\": 1"}) {
+    EXPECT_NE(ss.str().find(key), std::string::npos) << key;
+  }
+}
+
+TEST(TrainbenchExe, RepetitionsOfTheSameRunAgreeAndAppendKeepsEarlierRows) {
+  const std::string out = tmp("run2.csv");
+  ASSERT_EQ(run(std::string("run --backend reference ") + kSmall + " --out " + out).code, 0);
+  ASSERT_EQ(run(std::string("run --backend cpu-omp --threads 1 ") + kSmall + " --out " + out).code, 0);
+  const auto l = lines(out);
+  ASSERT_EQ(l.size(), 7u);  // one header, 3 + 3 rows
+  // final_loss is column 30 (1-based): every repetition of one backend has the same value.
+  auto col = [](const std::string& line, int k) {
+    std::vector<std::string> f;
+    std::string cur;
+    bool q = false;
+    for (char ch : line) {
+      if (ch == '"') q = !q;
+      else if (ch == ',' && !q) { f.push_back(cur); cur.clear(); }
+      else cur += ch;
+    }
+    f.push_back(cur);
+    return f.at(k - 1);
+  };
+  EXPECT_EQ(col(l[1], 30), col(l[3], 30));
+  const double ref = std::stod(col(l[1], 30)), omp = std::stod(col(l[4], 30));
+  EXPECT_NEAR(omp, ref, 1e-4 * ref);
+  EXPECT_EQ(col(l[1], 18), "fp64");
+  EXPECT_EQ(col(l[4], 18), "fp32");
+}
+
+TEST(TrainbenchExe, BadInputExitsTwoWithOneLineAndWritesNothing) {
+  const std::string out = tmp("bad.csv");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--backend nope", "--backend"}, {"--model cnn", "--model"},     {"--samples 0", "--samples"},
+      {"--batch x", "--batch"},        {"--layers 8", "--layers"},     {"--lr -1", "--lr"},
+      {"--threads 0", "--threads"},    {"--frobnicate", "--frobnicate"},
+      {"--samples 10 --batch 20", "--batch"},
+      {"--dataset csv:/no/such/file.csv --layers 3,1", "/no/such/file.csv"},
+  };
+  for (const auto& [args, flag] : cases) {
+    const Result r = run("run " + args + " --out " + out);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(flag), std::string::npos) << args << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+  EXPECT_EQ(run("frob").code, 2);
+  EXPECT_EQ(run("run --out /nonexistent-dir/x.csv --samples 100 --batch 10").code, 2);
+}
+
+TEST(TrainbenchExe, AppendingToAFileWithAnotherHeaderIsRefused) {
+  const std::string out = tmp("other.csv");
+  std::ofstream(out) << "a,b\n1,2\n";
+  const Result r = run(std::string("run ") + kSmall + " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("different header"), std::string::npos);
+  EXPECT_EQ(lines(out), (std::vector<std::string>{"a,b", "1,2"}));
+}
+
+TEST(TrainbenchExe, DivergingRunIsAFailedRowAndExitOne) {
+  const std::string out = tmp("nan.csv");
+  const Result r = run("run --backend cpu-omp --model linear --layers 8,1 --samples 256 --batch 32 --epochs 3 "
+                       "--warmup 0 --lr 1e6 --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto l = lines(out);
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_NE(l[1].find("failed: non-finite loss at epoch 1 step "), std::string::npos) << l[1];
+}
+
+TEST(TrainbenchExe, BackendsListsEveryBackendWithAReason) {
+  const Result r = run("backends");
+  EXPECT_EQ(r.code, 0);
+  for (const char* b : {"reference", "cpu-omp", "cuda", "cuda-dp", "cuda-ddp", "cpu-ddp"}) {
+    EXPECT_NE(r.out.find(b), std::string::npos) << b;
+  }
+  EXPECT_NE(r.out.find("cpu-omp    available"), std::string::npos) << r.out;
+}
+
+TEST(TrainbenchExe, DevicesDescribesTheCpu) {
+  const Result r = run("devices");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("logical cores"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpus"), std::string::npos) << r.out;
+}
+
+TEST(TrainbenchExe, QuickSuiteWritesResultsCurvesEnvAndLog) {
+  const std::string dir = tmp("suite-quick");
+  const Result r = run(std::string("suite ") + TB_SOURCE_DIR + "/bench/suites/quick.suite --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* f : {"results.csv", "curves.csv", "env.json", "log.txt"}) {
+    EXPECT_TRUE(fs::exists(fs::path(dir) / f)) << f;
+  }
+  const auto rows = lines(dir + "/results.csv");
+  ASSERT_GT(rows.size(), 3u);
+  bool saw_skipped = false;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].find("failed"), std::string::npos) << rows[i];
+    saw_skipped |= rows[i].find("skipped: ") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_skipped) << "the quick suite names an unavailable backend; it must be recorded as skipped";
+  EXPECT_NE(r.out.find("matches reference"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" NO ("), std::string::npos) << r.out;
+  EXPECT_GT(lines(dir + "/curves.csv").size(), 1u);
+}
+
+TEST(TrainbenchExe, SuiteGoesOnAfterAFailedConfigurationAndExitsOne) {
+  const std::string dir = tmp("suite-fail");
+  const std::string suite = tmp("fail.suite");
+  std::ofstream(suite) << "defaults: --epochs 1 --warmup 0 --reps 1 --samples 128 --batch 32\n"
+                          "diverges: --model linear --layers 4,1 --lr 1e7 --backends cpu-omp --threads 1\n"
+                          "fine: --model linear --layers 4,1 --lr 0.01 --backends cpu-omp --threads 1\n";
+  const Result r = run("suite " + suite + " --out " + dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto rows = lines(dir + "/results.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[1].find("failed: non-finite loss"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[2].find(",ok"), std::string::npos) << rows[2];
+}
+
+}  // namespace
