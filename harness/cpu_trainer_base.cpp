@@ -6,13 +6,6 @@
 
 namespace tb {
 
-bool rows_are_contiguous(const int64_t* rows, int64_t count) {
-  for (int64_t i = 1; i < count; ++i) {
-    if (rows[i] != rows[0] + i) return false;
-  }
-  return true;
-}
-
 EpochResult StepTrainer::train_epoch(const EpochPlan& plan, const StepCallback& on_step) {
   EpochResult r;
   double sum = 0;

@@ -24,7 +24,4 @@ class StepTrainer : public Trainer {
   PhaseTimes phases_;
 };
 
-// True when rows are r, r+1, ..., r+count-1: the batch can be read in place.
-bool rows_are_contiguous(const int64_t* rows, int64_t count);
-
 }  // namespace tb

@@ -1,0 +1,66 @@
+// harness/cpu_model.h — float32 forward/backward/loss of a model on the CPU, with
+// every buffer allocated once. Shared by cpu-omp (one process) and cpu-ddp (one
+// shard per rank). Shapes: B rows of the current batch, layer l maps in_l -> out_l;
+// acts_[l] is B x out_l, the gradient buffers are B x max_width.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "harness/backend.h"
+#include "harness/model.h"
+
+namespace tb {
+
+// Where a batch's inputs and targets live: in place in the dataset when its rows
+// are contiguous, else in the model's gather buffers.
+struct BatchView {
+  const float* x = nullptr;          // B x D
+  const float* y = nullptr;          // B x O (regression)
+  const int32_t* labels = nullptr;   // B (classification)
+  bool gathered = false;             // rows were copied (time counts as transfer)
+};
+
+// True when rows are r, r+1, ..., r+count-1: the batch can be read in place.
+bool rows_are_contiguous(const int64_t* rows, int64_t count);
+
+class CpuModel {
+ public:
+  // max_rows: the largest batch (or shard) step() will see.
+  CpuModel(const ModelSpec& model, const Dataset& data, int64_t max_rows);
+
+  std::vector<float>& params() { return params_; }
+  const std::vector<float>& params() const { return params_; }
+  std::vector<float>& grads() { return grad_; }
+  const ParamLayout& layout() const { return layout_; }
+
+  BatchView load_batch(const int64_t* rows, int64_t count);
+  // acts for layers 1..L from x (count x D).
+  void forward(const float* x, int64_t count);
+  // Sum over the rows of each row's loss (MSE averaged over outputs); writes
+  // dLoss/dZ_L scaled by 1/global_rows when with_grad. *correct: argmax hits.
+  double loss(const BatchView& b, int64_t count, int64_t global_rows, bool with_grad, int64_t* correct);
+  // Parameter gradients into grads() from dZ_L. on_layer(l) runs as soon as the
+  // gradients of layer l (W_l and b_l) are final — last layer first — so a DDP
+  // trainer can start reducing them while earlier layers are still computed.
+  void backward(const float* x, int64_t count, const std::function<void(int)>& on_layer = {});
+
+  // Mean loss and accuracy over the whole dataset (chunks of up to max_rows).
+  EvalResult evaluate();
+  // Sum of the per-row losses and the argmax hits over rows [begin, end).
+  void evaluate_rows(int64_t begin, int64_t end, double* loss_sum, int64_t* hits);
+
+ private:
+  ModelSpec model_;
+  const Dataset& data_;
+  ParamLayout layout_;
+  int64_t max_rows_ = 0;
+  std::vector<float> x_, y_;
+  std::vector<int32_t> labels_;
+  std::vector<std::vector<float>> acts_;  // acts_[0] unused: the input is read in place or from x_
+  std::vector<float> delta_, delta_prev_, params_, grad_;
+};
+
+}  // namespace tb
