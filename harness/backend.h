@@ -24,6 +24,10 @@ struct TrainOptions {
   double weight_decay = 0;
   int threads = 1;          // CPU threads (cpu-omp, cpu-ddp)
   std::string precision = "fp32";
+  // Multi-process backends.
+  int64_t bucket_bytes = 25 << 20;  // gradient bucket size
+  bool overlap = true;              // all-reduce buckets during backward
+  double comm_timeout_s = 60;       // watchdog deadline for one collective
 };
 
 // One epoch's schedule: visit order[begin .. end) for each batch in turn. Batches
@@ -64,6 +68,16 @@ class Trainer {
   virtual std::string devices() const { return "cpu"; }
   virtual int world_size() const { return 1; }
   virtual std::string precision() const = 0;
+
+  // Multi-process trainers: the job's value of a per-rank duration (max over ranks),
+  // whether this rank writes results, and the communication figures of the last
+  // repetition. Single-process trainers keep the defaults.
+  virtual double max_over_ranks(double seconds) { return seconds; }
+  virtual bool is_root() const { return true; }
+  virtual int64_t allreduce_bytes_per_step() const { return 0; }
+  // Seconds spent inside all-reduces and their count since the last take_phase_times().
+  virtual double allreduce_busy_s() const { return 0; }
+  virtual int64_t allreduce_steps() const { return 0; }
 };
 
 struct Availability {

@@ -11,13 +11,21 @@ namespace tb {
 std::unique_ptr<Backend> make_reference_backend();
 std::unique_ptr<Backend> make_cpu_omp_backend();
 std::unique_ptr<Backend> make_unavailable_backend(const std::string& name);
+#if defined(TB_HAVE_MPI)
+std::unique_ptr<Backend> make_cpu_ddp_backend();
+#endif
 
 const std::vector<std::unique_ptr<Backend>>& all_backends() {
   static const std::vector<std::unique_ptr<Backend>> list = [] {
     std::vector<std::unique_ptr<Backend>> v;
     v.push_back(make_reference_backend());
     v.push_back(make_cpu_omp_backend());
-    for (const char* n : {"cuda", "cuda-dp", "cuda-ddp", "cpu-ddp"}) v.push_back(make_unavailable_backend(n));
+    for (const char* n : {"cuda", "cuda-dp", "cuda-ddp"}) v.push_back(make_unavailable_backend(n));
+#if defined(TB_HAVE_MPI)
+    v.push_back(make_cpu_ddp_backend());
+#else
+    v.push_back(make_unavailable_backend("cpu-ddp"));
+#endif
     return v;
   }();
   return list;

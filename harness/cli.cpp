@@ -150,6 +150,20 @@ const std::vector<FlagDef>& flag_table() {
          if (v.empty() || v.find_first_of(",\"\n") != std::string::npos) bad("--workload", v, "non-empty, no commas or quotes");
          f->config.workload = v;
        }},
+      {"--bucket-mb", "X", "multi-process: gradient bucket size in MiB, > 0 (default 25)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.bucket_mb = parse_positive("--bucket-mb", v, false); }},
+      {"--no-overlap", nullptr, "multi-process: all-reduce after the backward pass instead of during it",
+       [](const std::string&, bool, RunFlags* f) { f->config.overlap = false; }},
+      {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted (default 60)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.comm_timeout_s = parse_positive("--comm-timeout", v, false); }},
+      {"--world-sizes", "N,...", "suites: process counts to launch multi-process backends with (default 1,2)",
+       [](const std::string& v, bool lists, RunFlags* f) {
+         if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");
+         f->world_sizes.clear();
+         for (const std::string& s : split(v, ',')) f->world_sizes.push_back(static_cast<int>(parse_int("--world-sizes", s, 1)));
+       }},
+      {"--save-params", "FILE", "run: write the final parameters of the last repetition (float32, see params_file.h)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.save_params = v; }},
       {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.env.json); default: stdout",
        [](const std::string& v, bool, RunFlags* f) { f->out = v; }},
   };
@@ -194,6 +208,7 @@ void validate_run_flags(RunFlags* f) {
   RunConfig& c = f->config;
   if (f->backends.empty()) f->backends = {"cpu-omp"};
   if (f->threads.empty()) f->threads = {hardware_threads()};
+  if (f->world_sizes.empty()) f->world_sizes = {1, 2};
   c.threads = f->threads.front();
   c.backend = f->backends.front();
   if (!f->layers_given) {

@@ -22,6 +22,7 @@ struct RunFlags {
   RunConfig config;              // every scalar setting
   std::vector<std::string> backends;    // --backend / --backends (one or more)
   std::vector<int> threads;             // --threads: resolved counts (>= 1)
+  std::vector<int> world_sizes;         // --world-sizes (suites): ranks for multi-process backends
   std::string out;                      // --out (run: CSV file)
   bool layers_given = false;
 };

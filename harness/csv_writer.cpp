@@ -46,6 +46,31 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return line;
 }
 
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> f(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        f.back() += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        f.back() += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      f.emplace_back();
+    } else {
+      f.back() += ch;
+    }
+  }
+  return f;
+}
+
 CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& header)
     : path_(path), columns_(header.size()) {
   const std::string head = csv_line(header);
@@ -82,6 +107,10 @@ void CsvWriter::append(const std::vector<std::string>& fields) {
   }
   write_all(fd_, csv_line(fields), path_);
   if (fd_ > STDERR_FILENO) ::fdatasync(fd_);
+}
+
+void CsvWriter::append_line(const std::string& line) {
+  append(csv_fields(line));
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

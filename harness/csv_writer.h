@@ -18,6 +18,9 @@ class CsvError : public std::runtime_error {
 // RFC 4180 quoting: a field with a comma, quote or newline is quoted, quotes doubled.
 std::string csv_line(const std::vector<std::string>& fields);
 
+// Splits one CSV line (without its newline) into fields, undoing csv_line's quoting.
+std::vector<std::string> csv_fields(const std::string& line);
+
 class CsvWriter {
  public:
   // path "-" writes to stdout. Creates the file with `header`, or checks that an
@@ -29,6 +32,8 @@ class CsvWriter {
   CsvWriter& operator=(const CsvWriter&) = delete;
 
   void append(const std::vector<std::string>& fields);
+  // Appends a line another CsvWriter with the same header produced (checked for width).
+  void append_line(const std::string& line);
   const std::string& path() const { return path_; }
 
  private:

@@ -13,6 +13,9 @@
 #include "harness/host_info.h"
 #include "harness/runner.h"
 #include "harness/suite.h"
+#if defined(TB_HAVE_MPI)
+#include "harness/comm/mpi_session.h"
+#endif
 
 namespace tb {
 namespace {
@@ -38,8 +41,61 @@ bool wants_help(const std::vector<std::string>& a) {
 
 std::string join_command_line(int argc, char** argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
   return s;
+}
+
+// This process's rank for multi-process backends (starts MPI for them), else 0.
+int process_rank(const RunConfig& c) {
+#if defined(TB_HAVE_MPI)
+  if (c.backend == "cpu-ddp") return mpi_world(c.comm_timeout_s)->rank();
+#else
+  (void)c;
+#endif
+  return 0;
+}
+
+// Ends the process: a multi-rank job whose rank stops on an error must take the
+// others down with it (they would wait in a collective); otherwise finalise MPI.
+int finish(int code, const std::string& why) {
+#if defined(TB_HAVE_MPI)
+  if (code != 0 && !why.empty() && mpi_active()) {
+    auto world = mpi_world(0);
+    if (world->size() > 1) world->abort(code, why);
+  }
+  mpi_finalize_if_initialised();
+#else
+  (void)why;
+#endif
+  return code;
+}
+
+// `suite-worker FILE INDEX RUN_ID TIMESTAMP DIR` (internal): one configuration of a
+// suite, started by the suite under mpirun; rank 0 writes DIR/results.csv and curves.csv.
+int cmd_suite_worker(const std::vector<std::string>& a) {
+  if (a.size() != 5) throw UsageError("suite-worker: internal command (FILE INDEX RUN_ID TIMESTAMP DIR)");
+  const std::vector<RunConfig> configs = expand_suite(parse_suite(a[0]));
+  const size_t index = std::stoul(a[1]);
+  if (index >= configs.size()) throw UsageError("suite-worker: INDEX out of range");
+  const RunConfig& c = configs[index];
+  RunIdentity id = make_run_identity();
+  id.run_id = a[2];
+  id.timestamp = a[3];
+  const Dataset data = load_dataset(c.data);
+  if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
+  const bool root = process_rank(c) == 0;
+  Progress silent(false);
+  const RunOutcome o = run_configuration(c, data, id, silent);
+  if (root) {
+    CsvWriter results(a[4] + "/results.csv", results_header());
+    CsvWriter curves(a[4] + "/curves.csv", curves_header());
+    for (const ResultRow& r : o.rows) results.append(result_fields(r));
+    for (const CurvePoint& p : o.curves) curves.append(curve_fields(o.rows.front(), p));
+  }
+  return o.failed ? 1 : 0;
 }
 
 int cmd_backends() {
@@ -70,6 +126,11 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
 
   const RunIdentity id = make_run_identity();
   const std::string out = f.out.empty() ? "-" : f.out;
+  // Multi-process backends: every rank trains, rank 0 alone writes.
+  if (process_rank(c) != 0) {
+    Progress silent(false);
+    return run_configuration(c, data, id, silent).failed ? 1 : 0;
+  }
   CsvWriter csv(out, results_header());  // opened before training: an unwritable file fails now
   if (out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
   Progress progress(Progress::auto_enabled());
@@ -125,7 +186,8 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   try {
-    if (args[0] == "run") return cmd_run(rest, command_line);
+    if (args[0] == "run") return finish(cmd_run(rest, command_line), "");
+    if (args[0] == "suite-worker") return finish(cmd_suite_worker(rest), "");
     if (args[0] == "suite") return cmd_suite(rest, command_line);
     if (args[0] == "backends") return cmd_backends();
     if (args[0] == "devices") return cmd_devices();
@@ -138,15 +200,15 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "trainbench: %s\n", e.what());
-    return 2;
+    return finish(2, e.what());
   } catch (const DataError& e) {
     std::fprintf(stderr, "trainbench: --dataset: %s\n", e.what());
-    return 2;
+    return finish(2, e.what());
   } catch (const CsvError& e) {
     std::fprintf(stderr, "trainbench: %s\n", e.what());
-    return 2;
+    return finish(2, e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trainbench: error: %s\n", e.what());
-    return 1;
+    return finish(1, e.what());
   }
 }

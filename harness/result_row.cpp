@@ -18,7 +18,7 @@ std::vector<std::string> results_header() {
   return {"schema_version", "run_id", "timestamp", "host", "workload", "backend", "model", "layers", "dataset",
           "task", "n_samples", "batch_size", "epochs", "lr", "momentum", "weight_decay", "seed", "precision",
           "world_size", "devices", "threads", "repetition", "train_time_s", "samples_per_s", "forward_s",
-          "backward_s", "optimizer_s", "transfer_s", "comm_s", "final_loss", "final_accuracy", "param_checksum",
+          "backward_s", "optimizer_s", "transfer_s", "comm_s", "allreduce_bytes_per_step", "comm_busbw_gbps", "final_loss", "final_accuracy", "param_checksum",
           "peak_host_mem_bytes", "peak_device_mem_bytes", "status"};
 }
 
@@ -33,9 +33,12 @@ std::vector<std::string> result_fields(const ResultRow& r) {
                                 std::to_string(r.repetition)};
   if (r.has_metrics) {
     for (double v : {r.train_time_s, r.samples_per_s, r.forward_s, r.backward_s, r.optimizer_s, r.transfer_s,
-                     r.comm_s, r.final_loss}) {
+                     r.comm_s}) {
       f.push_back(num(v));
     }
+    f.push_back(std::to_string(r.allreduce_bytes_per_step));
+    f.push_back(r.comm_busbw_gbps < 0 ? "" : num(r.comm_busbw_gbps));
+    f.push_back(num(r.final_loss));
     f.push_back(r.final_accuracy < 0 ? "" : num(r.final_accuracy));
     char buf[40];
     std::snprintf(buf, sizeof buf, "%.12g", r.param_checksum);
@@ -43,7 +46,7 @@ std::vector<std::string> result_fields(const ResultRow& r) {
     f.push_back(std::to_string(r.peak_host_mem_bytes));
     f.push_back(std::to_string(r.peak_device_mem_bytes));
   } else {
-    f.insert(f.end(), 12, "");
+    f.insert(f.end(), 14, "");
   }
   f.push_back(r.status);
   return f;

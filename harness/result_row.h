@@ -25,6 +25,8 @@ struct ResultRow {
   bool has_metrics = false;     // false for skipped/failed rows: metric cells stay empty
   double train_time_s = 0, samples_per_s = 0;
   double forward_s = 0, backward_s = 0, optimizer_s = 0, transfer_s = 0, comm_s = 0;
+  int64_t allreduce_bytes_per_step = 0;  // gradient bytes all-reduced per step (multi-process)
+  double comm_busbw_gbps = -1;           // in-training all-reduce bus bandwidth; < 0: cell empty
   double final_loss = 0, final_accuracy = -1;  // accuracy < 0: regression, cell empty
   double param_checksum = 0;
   int64_t peak_host_mem_bytes = 0, peak_device_mem_bytes = 0;

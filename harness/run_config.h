@@ -29,6 +29,12 @@ struct RunConfig {
   bool shuffle = false;
   bool drop_last = false;
   std::string precision = "fp32";
+  // Multi-process (cpu-ddp, cuda-ddp): ranks, gradient buckets, overlap, watchdog.
+  int world_size = 1;         // ranks the suite launches (run: taken from mpirun)
+  double bucket_mb = 25;      // gradient bucket size, MiB (PyTorch DDP's default)
+  bool overlap = true;        // all-reduce buckets during backward (--no-overlap: after)
+  double comm_timeout_s = 60; // a collective slower than this aborts the whole job
+  std::string save_params;    // run: write the final parameters here (harness/params_file.h)
 
   // Rows visited per epoch and batches per epoch (after --drop-last).
   int64_t rows_per_epoch() const;

@@ -7,6 +7,7 @@
 #include "datasets/shuffle.h"
 #include "harness/backend.h"
 #include "harness/host_info.h"
+#include "harness/params_file.h"
 
 namespace tb {
 namespace {
@@ -53,7 +54,7 @@ std::string check_data_fits(const RunConfig& c, const Dataset& data) {
   return "";
 }
 
-RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const RunIdentity& id, Progress& progress) {
+RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const RunIdentity& id, Progress& progress_in) {
   RunOutcome out;
   RunConfig c = cfg;
   c.data.n = data.n;  // file datasets learn their size on load
@@ -69,7 +70,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     return out;
   }
   const auto fail = [&](const std::string& why) {
-    progress.finish();
+    progress_in.finish();
     out.rows.push_back(status_row(c, id, "failed: " + why));
     out.failed = true;
     return out;
@@ -83,7 +84,13 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     opt.weight_decay = c.weight_decay;
     opt.threads = c.threads;
     opt.precision = c.precision;
+    opt.bucket_bytes = static_cast<int64_t>(c.bucket_mb * 1024 * 1024);
+    opt.overlap = c.overlap;
+    opt.comm_timeout_s = c.comm_timeout_s;
     std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
+    out.root = trainer->is_root();
+    Progress silent(false);
+    Progress& progress = out.root ? progress_in : silent;  // one progress line per job, from rank 0
 
     // Epoch orders are computed once, outside the timed region; every repetition
     // (and every backend) visits the same rows in the same order.
@@ -133,6 +140,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
         out.curves.push_back({rep, e + 1, r.mean_loss});
       }
       progress.finish();
+      train_s = trainer->max_over_ranks(train_s);  // a job is as slow as its slowest rank
       const PhaseTimes ph = trainer->take_phase_times();
       const EvalResult ev = trainer->evaluate();  // untimed, whole training set
       if (!std::isfinite(ev.loss)) return fail("non-finite final loss after training");
@@ -150,12 +158,20 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
       row.optimizer_s = ph.optimizer_s;
       row.transfer_s = ph.transfer_s;
       row.comm_s = ph.comm_s;
+      row.allreduce_bytes_per_step = trainer->allreduce_bytes_per_step();
+      if (row.world_size > 1 && trainer->allreduce_busy_s() > 0) {
+        // busbw = 2(n-1)/n x bytes / t per all-reduce, t = time inside all-reduce calls.
+        const double n = row.world_size;
+        row.comm_busbw_gbps = 2 * (n - 1) / n * static_cast<double>(row.allreduce_bytes_per_step) *
+                              static_cast<double>(trainer->allreduce_steps()) / trainer->allreduce_busy_s() / 1e9;
+      }
       row.final_loss = ev.loss;
       row.final_accuracy = ev.accuracy;
       row.param_checksum = param_checksum(trainer->params());
       row.peak_host_mem_bytes = peak_rss_bytes();
       row.peak_device_mem_bytes = trainer->peak_device_mem_bytes();
       out.rows.push_back(row);
+      if (rep + 1 == c.reps && !c.save_params.empty() && out.root) write_params_file(c.save_params, trainer->params());
     }
   } catch (const std::bad_alloc&) {
     return fail("out of host memory");

@@ -17,6 +17,10 @@ struct RunOutcome {
   std::vector<ResultRow> rows;      // R rows, or one skipped/failed row
   std::vector<CurvePoint> curves;   // per (repetition, epoch)
   bool failed = false;
+  bool root = true;                 // false on ranks other than 0: they write nothing
+  // Multi-process configurations run in a child job: the CSV lines it wrote
+  // (rows mirrors them with the fields the summary needs).
+  std::vector<std::string> row_lines, curve_lines;
 };
 
 // Checks a loaded dataset against the configuration (layer sizes, batch size);

@@ -15,7 +15,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/backend.h"
 #include "harness/csv_writer.h"
+#include "harness/mpi_launch.h"
 #include "harness/runner.h"
 
 namespace tb {
@@ -29,6 +31,7 @@ std::vector<std::string> tokens(const std::string& s) {
 }
 
 bool uses_cpu_threads(const std::string& backend) { return backend == "cpu-omp" || backend == "cpu-ddp"; }
+bool multi_process(const std::string& backend) { return backend == "cpu-ddp" || backend == "cuda-ddp"; }
 
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
@@ -45,16 +48,16 @@ constexpr double kLossRelTol = 1e-3;
 void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
   struct Key {
     std::string workload, backend;
-    int threads;
+    int threads, world;
     bool operator<(const Key& o) const {
-      return std::tie(workload, backend, threads) < std::tie(o.workload, o.backend, o.threads);
+      return std::tie(workload, backend, threads, world) < std::tie(o.workload, o.backend, o.threads, o.world);
     }
   };
   std::map<Key, std::vector<const ResultRow*>> groups;
   std::map<std::string, double> ref_loss;
   std::vector<Key> order;
   for (const ResultRow& r : rows) {
-    Key k{r.config.workload, r.config.backend, r.config.threads};
+    Key k{r.config.workload, r.config.backend, r.config.threads, r.config.world_size};
     if (!groups.count(k)) order.push_back(k);
     groups[k].push_back(&r);
   }
@@ -66,8 +69,8 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
     }
     if (!l.empty()) ref_loss[k.workload] = median(l);
   }
-  std::fprintf(out, "\n%-28s %-10s %7s %14s %12s %9s  %s\n", "workload", "backend", "threads", "samples/s(med)",
-               "final_loss", "accuracy", "matches reference");
+  std::fprintf(out, "\n%-32s %-10s %5s %7s %14s %12s %9s  %s\n", "workload", "backend", "ranks", "threads",
+               "samples/s(med)", "final_loss", "accuracy", "matches reference");
   for (const Key& k : order) {
     const auto& g = groups[k];
     std::vector<double> sps, loss, acc;
@@ -82,8 +85,8 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
       if (r->final_accuracy >= 0) acc.push_back(r->final_accuracy);
     }
     if (sps.empty()) {
-      std::fprintf(out, "%-28s %-10s %7d %14s %12s %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.threads,
-                   "-", "-", "-", status.c_str());
+      std::fprintf(out, "%-32s %-10s %5d %7d %14s %12s %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.world,
+                   k.threads, "-", "-", "-", status.c_str());
       continue;
     }
     std::string match = "no reference run";
@@ -95,9 +98,78 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
     }
     char accs[16] = "-";
     if (!acc.empty()) std::snprintf(accs, sizeof accs, "%.4f", median(acc));
-    std::fprintf(out, "%-28s %-10s %7d %14.4g %12.6g %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.threads,
-                 median(sps), median(loss), accs, match.c_str());
+    std::fprintf(out, "%-32s %-10s %5d %7d %14.4g %12.6g %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.world,
+                 k.threads, median(sps), median(loss), accs, match.c_str());
   }
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+// The summary's view of rows a worker wrote: status, repetition and the metrics.
+std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const RunConfig& c, const RunIdentity& id) {
+  const std::vector<std::string> header = results_header();
+  auto col = [&](const std::vector<std::string>& f, const char* name) -> const std::string& {
+    const auto it = std::find(header.begin(), header.end(), name);
+    return f.at(static_cast<size_t>(it - header.begin()));
+  };
+  std::vector<ResultRow> rows;
+  for (const std::string& line : lines) {
+    const std::vector<std::string> f = csv_fields(line);
+    if (f.size() != header.size()) throw CsvError("worker wrote a malformed row: " + line);
+    ResultRow r = status_row(c, id, col(f, "status"));
+    r.repetition = std::stoll(col(f, "repetition"));
+    r.world_size = std::stoi(col(f, "world_size"));
+    r.has_metrics = r.status == "ok";
+    if (r.has_metrics) {
+      r.samples_per_s = std::stod(col(f, "samples_per_s"));
+      r.final_loss = std::stod(col(f, "final_loss"));
+      const std::string& acc = col(f, "final_accuracy");
+      r.final_accuracy = acc.empty() ? -1 : std::stod(acc);
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// Runs configuration `index` of the suite under `mpirun -np world_size` (the
+// internal `suite-worker` command) and reads back the rows rank 0 wrote. A job
+// that dies without rows becomes one `failed:` row naming the exit status.
+RunOutcome run_multi_process(const std::string& suite_path, size_t index, const RunConfig& c, const RunIdentity& id,
+                             const std::string& out_dir) {
+  RunOutcome o;
+  const std::string dir = out_dir + "/.worker-" + std::to_string(index);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  int status = 0;
+  try {
+    status = run_under_mpirun(c.world_size, {"suite-worker", suite_path, std::to_string(index), id.run_id,
+                                             id.timestamp, dir},
+                              out_dir + "/log.txt");
+  } catch (const std::exception& e) {
+    o.rows.push_back(status_row(c, id, std::string("failed: ") + e.what()));
+    o.failed = true;
+    return o;
+  }
+  o.row_lines = read_lines(dir + "/results.csv");
+  o.curve_lines = read_lines(dir + "/curves.csv");
+  o.rows = parse_rows(o.row_lines, c, id);
+  std::filesystem::remove_all(dir);
+  for (const ResultRow& r : o.rows) o.failed |= r.status.rfind("failed", 0) == 0;
+  if (o.rows.empty()) {
+    o.failed = true;
+    o.rows.push_back(status_row(c, id, "failed: mpirun -np " + std::to_string(c.world_size) + " exited with status " +
+                                           std::to_string(status) + " (see log.txt)"));
+  }
+  return o;
 }
 
 }  // namespace
@@ -143,11 +215,15 @@ std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries) {
       std::vector<int> threads = uses_cpu_threads(b) ? e.flags.threads : std::vector<int>{1};
       std::sort(threads.begin(), threads.end());
       threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
-      for (int t : threads) {
-        RunConfig c = e.flags.config;
-        c.backend = b;
-        c.threads = t;
-        configs.push_back(c);
+      const std::vector<int> worlds = multi_process(b) ? e.flags.world_sizes : std::vector<int>{1};
+      for (int w : worlds) {
+        for (int t : threads) {
+          RunConfig c = e.flags.config;
+          c.backend = b;
+          c.threads = t;
+          c.world_size = w;
+          configs.push_back(c);
+        }
       }
     }
   }
@@ -204,11 +280,15 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     } else if (!misfit.empty()) {
       o.rows.push_back(status_row(c, id, "failed: " + misfit));
       o.failed = true;
+    } else if (multi_process(c.backend) && find_backend(c.backend)->availability().ok) {
+      o = run_multi_process(path, i, c, id, out_dir);
     } else {
       o = run_configuration(c, *data, id, progress);
     }
+    for (const std::string& line : o.row_lines) results.append_line(line);
+    for (const std::string& line : o.curve_lines) curves.append_line(line);
     for (const ResultRow& r : o.rows) {
-      results.append(result_fields(r));
+      if (o.row_lines.empty()) results.append(result_fields(r));
       std::fprintf(log, "  rep %lld: %s samples/s=%.4g final_loss=%.6g\n", static_cast<long long>(r.repetition),
                    r.status.c_str(), r.samples_per_s, r.final_loss);
       if (r.status.rfind("failed", 0) == 0) std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());

@@ -26,7 +26,8 @@ RESULT_COLUMNS = [
     "layers", "dataset", "task", "n_samples", "batch_size", "epochs", "lr", "momentum",
     "weight_decay", "seed", "precision", "world_size", "devices", "threads",
     "repetition", "train_time_s", "samples_per_s", "forward_s", "backward_s",
-    "optimizer_s", "transfer_s", "comm_s", "final_loss", "final_accuracy",
+    "optimizer_s", "transfer_s", "comm_s", "allreduce_bytes_per_step", "comm_busbw_gbps",
+    "final_loss", "final_accuracy",
     "param_checksum", "peak_host_mem_bytes", "peak_device_mem_bytes", "status",
 ]
 CURVE_COLUMNS = [
@@ -36,10 +37,10 @@ CURVE_COLUMNS = [
 
 # Column types. "req" columns must parse in every ok row; "opt" ones may be empty.
 INT_COLUMNS_REQ = ["n_samples", "batch_size", "epochs", "world_size", "threads", "repetition"]
-INT_COLUMNS_OPT = ["seed", "peak_host_mem_bytes", "peak_device_mem_bytes"]
+INT_COLUMNS_OPT = ["seed", "peak_host_mem_bytes", "peak_device_mem_bytes", "allreduce_bytes_per_step"]
 FLOAT_COLUMNS_REQ = ["lr", "train_time_s", "samples_per_s", "forward_s", "backward_s",
                      "optimizer_s", "transfer_s", "comm_s", "final_loss", "param_checksum"]
-FLOAT_COLUMNS_OPT = ["momentum", "weight_decay", "final_accuracy"]
+FLOAT_COLUMNS_OPT = ["momentum", "weight_decay", "final_accuracy", "comm_busbw_gbps"]
 POSITIVE_COLUMNS = ["train_time_s", "samples_per_s", "epochs", "world_size"]
 PHASE_COLUMNS = ["transfer_s", "forward_s", "backward_s", "comm_s", "optimizer_s"]
 

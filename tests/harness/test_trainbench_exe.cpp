@@ -71,8 +71,8 @@ TEST(TrainbenchExe, RepetitionsOfTheSameRunAgreeAndAppendKeepsEarlierRows) {
   ASSERT_EQ(run(std::string("run --backend cpu-omp --threads 1 ") + kSmall + " --out " + out).code, 0);
   const auto l = lines(out);
   ASSERT_EQ(l.size(), 7u);  // one header, 3 + 3 rows
-  // final_loss is column 30 (1-based): every repetition of one backend has the same value.
-  auto col = [](const std::string& line, int k) {
+  // Every repetition of one backend has the same final loss; columns found by header name.
+  auto col = [&](const std::string& line, const std::string& name) {
     std::vector<std::string> f;
     std::string cur;
     bool q = false;
@@ -82,13 +82,20 @@ TEST(TrainbenchExe, RepetitionsOfTheSameRunAgreeAndAppendKeepsEarlierRows) {
       else cur += ch;
     }
     f.push_back(cur);
-    return f.at(k - 1);
+    const std::string& h = l[0];
+    int k = 0;
+    for (size_t p = 0, q; (q = h.find(',', p)) != std::string::npos || p < h.size(); p = q + 1, ++k) {
+      if (h.substr(p, q == std::string::npos ? std::string::npos : q - p) == name) return f.at(k);
+      if (q == std::string::npos) break;
+    }
+    ADD_FAILURE() << "no column " << name;
+    return std::string();
   };
-  EXPECT_EQ(col(l[1], 30), col(l[3], 30));
-  const double ref = std::stod(col(l[1], 30)), omp = std::stod(col(l[4], 30));
+  EXPECT_EQ(col(l[1], "final_loss"), col(l[3], "final_loss"));
+  const double ref = std::stod(col(l[1], "final_loss")), omp = std::stod(col(l[4], "final_loss"));
   EXPECT_NEAR(omp, ref, 1e-4 * ref);
-  EXPECT_EQ(col(l[1], 18), "fp64");
-  EXPECT_EQ(col(l[4], 18), "fp32");
+  EXPECT_EQ(col(l[1], "precision"), "fp64");
+  EXPECT_EQ(col(l[4], "precision"), "fp32");
 }
 
 TEST(TrainbenchExe, BadInputExitsTwoWithOneLineAndWritesNothing) {

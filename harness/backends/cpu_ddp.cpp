@@ -1,0 +1,213 @@
+// harness/backends/cpu_ddp.cpp — `cpu-ddp`: DistributedDataParallel semantics over
+// MPI, one process per rank (launched by mpirun/srun), T OpenMP threads each.
+// Per step on a global batch of B rows: rank r trains its shard (ddp_plan.h
+// shard_of) with gradients scaled by 1/B, so the sum over ranks is the global-batch
+// mean; buckets of the flat gradient buffer are all-reduced as soon as backward has
+// produced them (or all after backward with --no-overlap); every rank applies the
+// same SGD update. The step loss is summed over ranks, so a non-finite loss stops
+// every rank at the same step. Only rank 0 writes results; times are max over ranks.
+#include <omp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+
+#include "harness/backend.h"
+#include "harness/comm/mpi_session.h"
+#include "harness/cpu_model.h"
+#include "harness/cpu_trainer_base.h"
+#include "harness/ddp_plan.h"
+#include "kernels/cpu/elementwise.h"
+
+namespace tb {
+namespace {
+
+class CpuDdpTrainer final : public StepTrainer {
+ public:
+  CpuDdpTrainer(const Dataset& data, const TrainOptions& opt, std::shared_ptr<Communicator> comm)
+      : opt_(opt), comm_(std::move(comm)), data_(data),
+        // A shard has at most ceil(B / world) rows.
+        model_(opt.model, data, (opt.batch + comm_->size() - 1) / comm_->size()),
+        velocity_(static_cast<size_t>(model_.layout().total)),
+        buckets_(plan_buckets(model_.layout(), opt.bucket_bytes)),
+        fault_(fault_from_env()) {
+    handles_.resize(buckets_.size());
+  }
+
+  void set_params(const std::vector<float>& params) override {
+    model_.params() = params;
+    comm_->broadcast(model_.params().data(), static_cast<int64_t>(params.size()), 0);  // rank 0's copy wins
+    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
+  }
+  std::vector<float> params() const override { return model_.params(); }
+  std::string precision() const override { return "fp32"; }
+  int world_size() const override { return comm_->size(); }
+  bool is_root() const override { return comm_->rank() == 0; }
+  int64_t allreduce_bytes_per_step() const override {
+    return static_cast<int64_t>(model_.layout().total * sizeof(float));
+  }
+  double allreduce_busy_s() const override { return last_busy_s_; }
+  int64_t allreduce_steps() const override { return last_busy_steps_; }
+
+  double max_over_ranks(double seconds) override {
+    comm_->allreduce_max(&seconds, 1);
+    return seconds;
+  }
+
+  PhaseTimes take_phase_times() override {
+    PhaseTimes t = StepTrainer::take_phase_times();
+    double v[5] = {t.transfer_s, t.forward_s, t.backward_s, t.comm_s, t.optimizer_s};
+    comm_->allreduce_max(v, 5);
+    double busy = busy_s_;
+    comm_->allreduce_max(&busy, 1);
+    last_busy_s_ = busy;
+    last_busy_steps_ = busy_steps_;
+    busy_s_ = 0;
+    busy_steps_ = 0;
+    return PhaseTimes{v[0], v[1], v[2], v[3], v[4]};
+  }
+
+  EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
+    omp_set_num_threads(opt_.threads);
+    return StepTrainer::train_epoch(plan, on_step);
+  }
+
+  // Each rank evaluates a slice of the rows; sums are combined. Also checks that
+  // every rank ended with the same parameters.
+  EvalResult evaluate() override {
+    omp_set_num_threads(opt_.threads);
+    const Shard s = shard_of(data_.n, comm_->rank(), comm_->size());
+    double loss_sum = 0;
+    int64_t hits = 0;
+    model_.evaluate_rows(s.begin, s.end, &loss_sum, &hits);
+    double sums[2] = {loss_sum, static_cast<double>(hits)};
+    comm_->allreduce_sum(sums, 2);
+    double sum = param_checksum(model_.params());
+    double minmax[2] = {sum, -sum};
+    comm_->allreduce_max(minmax, 2);
+    if (minmax[0] != -minmax[1]) {
+      throw std::runtime_error("ranks ended with different parameters (checksums " + std::to_string(-minmax[1]) +
+                               " .. " + std::to_string(minmax[0]) + ")");
+    }
+    EvalResult e;
+    e.loss = sums[0] / static_cast<double>(data_.n);
+    if (data_.task == Task::kClassification) e.accuracy = sums[1] / static_cast<double>(data_.n);
+    return e;
+  }
+
+ protected:
+  double step(const int64_t* rows, int64_t count, int64_t global_rows) override {
+    ++steps_;
+    try {
+      return step_or_throw(rows, count, global_rows);
+    } catch (const std::exception& e) {
+      // The other ranks are (or soon will be) waiting in a collective for us:
+      // end the whole job now rather than letting the watchdog find out.
+      comm_->abort(1, e.what());
+      throw;  // not reached: abort() ends the process
+    }
+  }
+
+ private:
+  double step_or_throw(const int64_t* rows, int64_t count, int64_t global_rows) {
+    if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
+      inject(fault_.kind);
+    }
+    Stopwatch sw;
+    const Shard s = shard_of(count, comm_->rank(), comm_->size());
+    const int64_t local = s.end - s.begin;
+    double loss_sum = 0;
+    std::vector<float>& grads = model_.grads();
+    auto issue = [&](size_t k) {
+      const Bucket& b = buckets_[k];
+      Stopwatch c;
+      if (opt_.overlap) handles_[k] = comm_->iallreduce_sum(grads.data() + b.offset, b.count);
+      busy_s_ += c.seconds();
+    };
+    if (local > 0) {
+      const BatchView bv = model_.load_batch(rows + s.begin, local);
+      if (bv.gathered) phases_.transfer_s += sw.lap();
+      model_.forward(bv.x, local);
+      loss_sum = model_.loss(bv, local, global_rows, true, nullptr);
+      if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
+        loss_sum = std::numeric_limits<double>::quiet_NaN();
+      }
+      phases_.forward_s += sw.lap();
+      size_t next = 0;  // buckets are issued in their fixed order as they become ready
+      model_.backward(bv.x, local, [&](int layer) {
+        while (next < buckets_.size() && buckets_[next].first_layer == layer) issue(next++);
+        comm_->poke();
+      });
+      phases_.backward_s += sw.lap();
+    } else {
+      // An empty shard (global batch smaller than the world) contributes zero.
+      std::fill(grads.begin(), grads.end(), 0.0f);
+      for (size_t k = 0; k < buckets_.size(); ++k) issue(k);
+      sw.lap();
+    }
+    // Exposed communication: what is left to wait for (overlap), or everything.
+    Stopwatch c;
+    for (size_t k = 0; k < buckets_.size(); ++k) {
+      if (opt_.overlap) comm_->wait(handles_[k]);
+      else comm_->allreduce_sum(grads.data() + buckets_[k].offset, buckets_[k].count);
+    }
+    double loss = loss_sum;
+    comm_->allreduce_sum(&loss, 1);
+    const double waited = c.seconds();
+    busy_s_ += waited;
+    ++busy_steps_;
+    phases_.comm_s += waited;
+    sw.lap();
+    cpu::sgd_update(model_.params().data(), grads.data(), velocity_.data(), model_.layout().total,
+                    static_cast<float>(opt_.lr), static_cast<float>(opt_.momentum),
+                    static_cast<float>(opt_.weight_decay));
+    phases_.optimizer_s += sw.lap();
+    // The per-row mean over the global batch; the base class checks it is finite.
+    return loss / static_cast<double>(count);
+  }
+
+  [[noreturn]] void inject(const std::string& kind) {
+    const std::string where = "injected fault '" + kind + "' on rank " + std::to_string(comm_->rank()) +
+                              " at step " + std::to_string(steps_);
+    std::fprintf(stderr, "trainbench: %s\n", where.c_str());
+    std::fflush(stderr);
+    if (kind == "exit") std::exit(3);
+    if (kind == "kill") ::raise(SIGKILL);
+    if (kind == "hang") {
+      for (;;) ::pause();
+    }
+    throw std::runtime_error(where);
+  }
+
+  TrainOptions opt_;
+  std::shared_ptr<Communicator> comm_;
+  const Dataset& data_;
+  CpuModel model_;
+  std::vector<float> velocity_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> handles_;
+  Fault fault_;
+  int64_t steps_ = 0;
+  double busy_s_ = 0, last_busy_s_ = 0;
+  int64_t busy_steps_ = 0, last_busy_steps_ = 0;
+};
+
+class CpuDdpBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu-ddp"; }
+  std::string description() const override { return "N processes x T threads, MPI, DDP semantics"; }
+  Availability availability() const override { return {true, ""}; }
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
+    return std::make_unique<CpuDdpTrainer>(data, opt, mpi_world(opt.comm_timeout_s));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_ddp_backend() { return std::make_unique<CpuDdpBackend>(); }
+
+}  // namespace tb

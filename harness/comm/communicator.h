@@ -1,0 +1,42 @@
+// harness/comm/communicator.h — the collectives a data-parallel trainer needs.
+// Written once against this interface, the DDP trainer runs over MPI on CPU
+// buffers (comm/mpi_communicator.cpp) and, later, NCCL on device buffers. All
+// calls are collective: every rank calls them in the same order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tb {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Node-local rank (ranks sharing this host), for picking a GPU.
+  virtual int local_rank() const = 0;
+  virtual std::string name() const = 0;  // "mpi", "nccl"
+
+  // In-place sum over ranks of data[0, n), blocking.
+  virtual void allreduce_sum(float* data, int64_t n) = 0;
+  virtual void allreduce_sum(double* data, int64_t n) = 0;
+  virtual void allreduce_max(double* data, int64_t n) = 0;
+
+  // Non-blocking in-place sum; returns a handle for wait(). Buffers must stay
+  // untouched until wait() returns. Handles complete in any order.
+  virtual int iallreduce_sum(float* data, int64_t n) = 0;
+  virtual void wait(int handle) = 0;
+  // Gives the library a chance to progress outstanding requests (MPI needs calls
+  // to make progress; a no-op where progress is asynchronous).
+  virtual void poke() = 0;
+
+  virtual void broadcast(float* data, int64_t n, int root) = 0;
+  virtual void broadcast(char* data, int64_t n, int root) = 0;
+  virtual void barrier() = 0;
+  // Ends every rank of the job now, with this exit code. Never returns.
+  [[noreturn]] virtual void abort(int code, const std::string& why) = 0;
+};
+
+}  // namespace tb

@@ -1,0 +1,63 @@
+// harness/ddp_plan.cpp — see ddp_plan.h.
+#include "harness/ddp_plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+namespace tb {
+
+Shard shard_of(int64_t rows, int rank, int world) {
+  const int64_t base = rows / world, rem = rows % world;
+  Shard s;
+  s.begin = rank * base + std::min<int64_t>(rank, rem);
+  s.end = s.begin + base + (rank < rem ? 1 : 0);
+  return s;
+}
+
+std::vector<Bucket> plan_buckets(const ParamLayout& layout, int64_t bucket_bytes) {
+  std::vector<Bucket> buckets;
+  Bucket cur;
+  bool open = false;
+  for (int l = static_cast<int>(layout.layers.size()) - 1; l >= 0; --l) {
+    const LayerView& v = layout.layers[l];
+    const int64_t layer_end = v.b_offset + v.out;
+    if (!open) {
+      cur = Bucket{v.w_offset, layer_end - v.w_offset, l, l};
+      open = true;
+    } else {
+      cur.count += cur.offset - v.w_offset;  // grow downwards to this layer's start
+      cur.offset = v.w_offset;
+      cur.first_layer = l;
+    }
+    if (cur.count * static_cast<int64_t>(sizeof(float)) >= bucket_bytes) {
+      buckets.push_back(cur);
+      open = false;
+    }
+  }
+  if (open) buckets.push_back(cur);
+  return buckets;
+}
+
+Fault fault_from_env() {
+  Fault f;
+  const char* env = std::getenv("TB_FAULT");
+  if (!env || !*env) return f;
+  std::istringstream in(env);
+  for (std::string kv; std::getline(in, kv, ',');) {
+    const auto eq = kv.find('=');
+    const std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    if (k == "rank") f.rank = std::atoi(v.c_str());
+    else if (k == "step") f.step = std::atoll(v.c_str());
+    else if (k == "kind") f.kind = v;
+  }
+  if (f.rank < 0 || f.step < 1 ||
+      (f.kind != "throw" && f.kind != "exit" && f.kind != "kill" && f.kind != "hang" && f.kind != "nan")) {
+    throw std::invalid_argument(std::string("TB_FAULT: expected rank=R,step=S,kind=throw|exit|kill|hang|nan (got '") +
+                                env + "')");
+  }
+  return f;
+}
+
+}  // namespace tb

@@ -1,0 +1,20 @@
+// harness/mpi_launch.h — how a suite starts a multi-process configuration:
+// `mpirun -np N <flags> <this executable> <args>`, output appended to the run's log.
+// The flags default to what Open MPI needs on a single CI machine run as root
+// (--allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader) and
+// can be replaced with TB_MPIRUN_FLAGS; TB_MPIRUN names another launcher.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tb {
+
+// The launcher command line (without the program and its arguments).
+std::vector<std::string> mpirun_prefix(int np);
+
+// Runs the prefix + this executable + args, appending stdout and stderr to log_path.
+// Returns the exit status (128 + signal when killed), or throws if it cannot start.
+int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path);
+
+}  // namespace tb

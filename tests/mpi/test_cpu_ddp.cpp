@@ -1,0 +1,144 @@
+// tests/mpi/test_cpu_ddp.cpp — cpu-ddp through real mpirun jobs: the same parameters
+// as cpu-omp and reference at world sizes 1, 2 and 3 (oversubscribed on 2 cores),
+// with a batch not divisible by the world size, any bucket size and with or without
+// overlap; and every injected fault ends the whole job non-zero within 10 s.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/mpi_launch.h"
+#include "harness/params_file.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  double seconds = 0;
+};
+
+Result sh(const std::string& cmd) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::string mpirun(int np) {
+  std::string s;
+  for (const std::string& w : tb::mpirun_prefix(np)) s += w + " ";
+  return s;
+}
+
+std::string tmp(const std::string& name) {
+  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
+  fs::remove_all(p);
+  return p.string();
+}
+
+// 203 rows, batch 26: 8 batches, the last of 21 rows; 26 and 21 split unevenly over 3 ranks.
+const std::string kWorkload =
+    " --model mlp --layers 12,20,9,4 --samples 203 --batch 26 --epochs 2 --warmup 0 --reps 1 --lr 0.2 "
+    "--momentum 0.5 --shuffle --threads 1 --comm-timeout 5";
+
+std::vector<float> train(const std::string& prefix, const std::string& backend, const std::string& extra,
+                         const std::string& name) {
+  const std::string params = tmp(name + ".params");
+  const Result r = sh(prefix + TB_TRAINBENCH_EXE + " run --backend " + backend + kWorkload + " " + extra +
+                      " --save-params " + params + " --out " + tmp(name + ".csv"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  return r.code == 0 ? tb::read_params_file(params) : std::vector<float>{};
+}
+
+// float32 sums in a different order (per-rank partial gradients) differ by rounding
+// only: 1e-5 relative with a 1e-3 absolute floor, over 16 steps.
+void expect_close(const std::vector<float>& a, const std::vector<float>& b, double rel, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  ASSERT_FALSE(a.empty()) << what;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-3));
+  }
+  EXPECT_LT(worst, rel) << what;
+}
+
+TEST(CpuDdp, MatchesCpuOmpAndReferenceAtWorldSizes123) {
+  const std::vector<float> ref = train("", "reference", "", "ref");
+  const std::vector<float> omp = train("", "cpu-omp", "", "omp");
+  expect_close(omp, ref, 1e-4, "cpu-omp vs reference");
+  for (int np : {1, 2, 3}) {
+    const std::vector<float> ddp = train(mpirun(np), "cpu-ddp", "", "ddp" + std::to_string(np));
+    expect_close(ddp, omp, 2e-5, "cpu-ddp np=" + std::to_string(np) + " vs cpu-omp");
+    expect_close(ddp, ref, 1e-4, "cpu-ddp np=" + std::to_string(np) + " vs reference");
+  }
+}
+
+TEST(CpuDdp, BucketSizeAndOverlapDoNotChangeTheResult) {
+  // Bucketing only changes which bytes travel together, never the sums: bitwise equal.
+  const std::vector<float> base = train(mpirun(2), "cpu-ddp", "", "b-default");
+  ASSERT_FALSE(base.empty());
+  for (const char* extra : {"--bucket-mb 0.000001", "--bucket-mb 0.0004", "--no-overlap"}) {
+    const std::vector<float> p = train(mpirun(2), "cpu-ddp", extra, "b" + std::to_string(std::string(extra).size()));
+    EXPECT_EQ(p, base) << extra;
+  }
+}
+
+TEST(CpuDdp, ReportsWorldSizeCommunicationAndOnlyRankZeroWrites) {
+  const std::string out = tmp("comm.csv");
+  const Result r = sh(mpirun(2) + TB_TRAINBENCH_EXE + " run --backend cpu-ddp" + kWorkload + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(out);
+  std::string header, row, extra;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_FALSE(std::getline(in, extra)) << "one row expected (rank 0 only)";
+  EXPECT_NE(row.find(",cpu-ddp,mlp,"), std::string::npos) << row;
+  // world_size 2, and 4*(12*20+20 + 20*9+9 + 9*4+4) = 1956 bytes all-reduced per step.
+  EXPECT_NE(row.find(",2,cpu,1,0,"), std::string::npos) << row;
+  EXPECT_NE(row.find(",1956,"), std::string::npos) << row;
+}
+
+class CpuDdpFault : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinTenSeconds) {
+  const std::string out = tmp("fault-" + GetParam() + ".csv");
+  const Result r = sh("TB_FAULT=rank=1,step=3,kind=" + GetParam() + " timeout 60 " + mpirun(2) + TB_TRAINBENCH_EXE +
+                      " run --backend cpu-ddp" + kWorkload + " --comm-timeout 3 --out " + out);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_LT(r.seconds, 10.0) << r.out;
+  if (GetParam() == "nan") {
+    // Agreed collectively: a failed row (rank 0 writes it), not a crash.
+    EXPECT_EQ(r.code, 1) << r.out;
+    std::ifstream in(out);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_NE(ss.str().find("failed: non-finite loss at epoch 1 step 3"), std::string::npos) << ss.str();
+  } else {
+    if (GetParam() == "throw" || GetParam() == "hang") {
+      EXPECT_NE(r.out.find("rank "), std::string::npos) << r.out;  // the error names a rank
+    }
+    // No partial row: at most the header.
+    std::ifstream in(out);
+    int lines = 0;
+    for (std::string l; std::getline(in, l);) ++lines;
+    EXPECT_LE(lines, 1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CpuDdpFault, ::testing::Values("throw", "exit", "kill", "hang", "nan"));
+
+}  // namespace
