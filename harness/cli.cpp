@@ -82,7 +82,10 @@ const std::vector<FlagDef>& flag_table() {
          f->layers_given = true;
        }},
       {"--samples", "N", "training rows (synthetic data; default 10000)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.data.n = parse_int("--samples", v, 1); }},
+       [](const std::string& v, bool, RunFlags* f) {
+         f->config.data.n = parse_int("--samples", v, 1);
+         f->samples_given = true;
+       }},
       {"--batch", "B", "global batch size (default 256)",
        [](const std::string& v, bool, RunFlags* f) { f->config.batch = parse_int("--batch", v, 1); }},
       {"--epochs", "E", "timed epochs per repetition (default 3)",
@@ -172,6 +175,8 @@ const std::vector<FlagDef>& flag_table() {
 
 }  // namespace
 
+bool uses_cpu_threads(const std::string& backend) { return backend == "cpu-omp" || backend == "cpu-ddp"; }
+
 int hardware_threads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
@@ -209,8 +214,9 @@ void validate_run_flags(RunFlags* f) {
   if (f->backends.empty()) f->backends = {"cpu-omp"};
   if (f->threads.empty()) f->threads = {hardware_threads()};
   if (f->world_sizes.empty()) f->world_sizes = {1, 2};
-  c.threads = f->threads.front();
   c.backend = f->backends.front();
+  // Only the OpenMP backends use CPU threads; the others record 1.
+  c.threads = uses_cpu_threads(c.backend) ? f->threads.front() : 1;
   if (!f->layers_given) {
     c.model.layers = c.model.kind == ModelKind::kLinear ? std::vector<int64_t>{64, 1}
                                                         : std::vector<int64_t>{784, 256, 256, 10};
@@ -235,9 +241,26 @@ void validate_run_flags(RunFlags* f) {
       throw UsageError("--layers: classification needs at least 2 outputs (classes), got " + std::to_string(d.o));
     }
   } else {
+    if (f->samples_given) {
+      throw UsageError("--samples: applies to synthetic data only (" + d.kind + " datasets use every row of the file)");
+    }
     if (d.kind == "idx") d.task = Task::kClassification;
     d.o = c.model.out_dim();
     d.d = c.model.in_dim();
+    if (d.task == Task::kClassification && d.o < 2) {
+      throw UsageError("--layers: classification needs at least 2 outputs (classes), got " + std::to_string(d.o));
+    }
+  }
+  // Sizes this machine could never hold are bad input, not an out-of-memory crash.
+  constexpr int64_t kMaxElements = int64_t{1} << 36;  // 256 GiB of float32
+  for (size_t i = 0; i + 1 < c.model.layers.size(); ++i) {
+    if (c.model.layers[i] > kMaxElements / c.model.layers[i + 1]) {
+      throw UsageError("--layers: " + layers_to_string(c.model.layers) + " is too large (over 2^36 weights in one layer)");
+    }
+  }
+  const int64_t params = make_layout(c.model).total;  // safe now: each layer < 2^36
+  if (params > kMaxElements || (d.n > 0 && d.n > kMaxElements / c.model.in_dim())) {
+    throw UsageError("--samples/--layers: the data or parameters exceed 2^36 floats (256 GiB)");
   }
   c.model.task = d.task;
   if (d.n > 0 && c.batch > d.n) {

@@ -25,6 +25,7 @@ struct RunFlags {
   std::vector<int> world_sizes;         // --world-sizes (suites): ranks for multi-process backends
   std::string out;                      // --out (run: CSV file)
   bool layers_given = false;
+  bool samples_given = false;
 };
 
 // Parses flags into `flags`, starting from its current values (suite defaults).
@@ -39,5 +40,7 @@ void validate_run_flags(RunFlags* flags);
 std::string run_flags_help();
 
 int hardware_threads();
+// Backends whose work runs on OpenMP threads (their --threads matters).
+bool uses_cpu_threads(const std::string& backend);
 
 }  // namespace tb

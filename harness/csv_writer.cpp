@@ -2,12 +2,12 @@
 #include "harness/csv_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 namespace tb {
 namespace {
@@ -79,20 +79,29 @@ CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& he
     write_all(fd_, head, "stdout");
     return;
   }
-  std::string existing;
-  {
-    std::ifstream in(path);
-    if (in) std::getline(in, existing);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw CsvError(path + ": cannot open for writing: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) throw CsvError(path + ": cannot stat: " + std::strerror(errno));
+  if (st.st_size == 0) {  // new or empty file: start it with the header
+    write_all(fd_, head, path);
+    return;
   }
-  if (!existing.empty() && existing + "\n" != head) {
+  // An existing file is appended to only when it starts with exactly our header
+  // and ends with a whole line; it is never truncated or rewritten.
+  std::string first(head.size(), '\0');
+  const ssize_t got = ::pread(fd_, first.data(), first.size(), 0);
+  char last = 0;
+  const ssize_t got_last = ::pread(fd_, &last, 1, st.st_size - 1);
+  if (got != static_cast<ssize_t>(head.size()) || first != head) {
+    ::close(fd_);
+    fd_ = -1;
     throw CsvError(path + ": refusing to append: the file has a different header (another schema or tool)");
   }
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw CsvError(path + ": cannot open for writing: " + std::strerror(errno));
-  if (existing.empty()) {
-    // Empty or new file: (re)start it with the header.
-    if (::ftruncate(fd_, 0) != 0) throw CsvError(path + ": cannot truncate: " + std::strerror(errno));
-    write_all(fd_, head, path);
+  if (got_last != 1 || last != '\n') {
+    ::close(fd_);
+    fd_ = -1;
+    throw CsvError(path + ": refusing to append: the file does not end with a newline (edited or truncated?)");
   }
 }
 

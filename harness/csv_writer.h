@@ -24,8 +24,9 @@ std::vector<std::string> csv_fields(const std::string& line);
 class CsvWriter {
  public:
   // path "-" writes to stdout. Creates the file with `header`, or checks that an
-  // existing non-empty file starts with exactly that header. Throws CsvError naming
-  // the file when it cannot be opened or the header differs.
+  // existing non-empty file starts with exactly that header and ends with a newline.
+  // Throws CsvError naming the file when it cannot be opened or does not fit; an
+  // existing file is never truncated.
   CsvWriter(const std::string& path, const std::vector<std::string>& header);
   ~CsvWriter();
   CsvWriter(const CsvWriter&) = delete;

@@ -98,7 +98,20 @@ int cmd_suite_worker(const std::vector<std::string>& a) {
   return o.failed ? 1 : 0;
 }
 
-int cmd_backends() {
+// Commands without flags: --help prints `usage`, anything else is bad input.
+bool no_flags(const std::vector<std::string>& args, const char* usage) {
+  if (wants_help(args)) {
+    std::printf("%s", usage);
+    return false;
+  }
+  if (!args.empty()) throw UsageError("unknown argument '" + args[0] + "' (this command takes none; see --help)");
+  return true;
+}
+
+int cmd_backends(const std::vector<std::string>& args) {
+  if (!no_flags(args, "usage: trainbench backends\n\nLists every backend, available or not, with the reason.\n")) {
+    return 0;
+  }
   for (const auto& b : all_backends()) {
     const Availability a = b->availability();
     std::printf("%-10s %-12s %s\n", b->name().c_str(), a.ok ? "available" : "unavailable:",
@@ -107,7 +120,10 @@ int cmd_backends() {
   return 0;
 }
 
-int cmd_devices() {
+int cmd_devices(const std::vector<std::string>& args) {
+  if (!no_flags(args, "usage: trainbench devices\n\nDescribes this machine's CPU, memory and GPUs (or why none).\n")) {
+    return 0;
+  }
   std::fputs(format_devices(host_info(), gpu_inventory()).c_str(), stdout);
   return 0;
 }
@@ -150,10 +166,10 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
 
 int cmd_suite(const std::vector<std::string>& args, const std::string& command_line) {
   if (wants_help(args) || args.empty()) {
-    std::printf(
-        "usage: trainbench suite FILE [--out DIR]\n\n"
-        "Runs every entry of FILE (see bench/suites/) and writes DIR (default results/<run-id>/):\n"
-        "results.csv, curves.csv, env.json and log.txt. Exit 1 if any run failed.\n");
+    std::fprintf(args.empty() ? stderr : stdout,
+                 "usage: trainbench suite FILE [--out DIR]\n\n"
+                 "Runs every entry of FILE (see bench/suites/) and writes DIR (default results/<run-id>/):\n"
+                 "results.csv, curves.csv, env.json and log.txt. Exit 1 if any run failed.\n");
     return args.empty() ? 2 : 0;
   }
   std::string file, out;
@@ -189,8 +205,8 @@ int main(int argc, char** argv) {
     if (args[0] == "run") return finish(cmd_run(rest, command_line), "");
     if (args[0] == "suite-worker") return finish(cmd_suite_worker(rest), "");
     if (args[0] == "suite") return cmd_suite(rest, command_line);
-    if (args[0] == "backends") return cmd_backends();
-    if (args[0] == "devices") return cmd_devices();
+    if (args[0] == "backends") return cmd_backends(rest);
+    if (args[0] == "devices") return cmd_devices(rest);
     if (args[0] == "version" || args[0] == "--version") {
       std::printf("trainbench %s\n", TB_VERSION_STRING);
       return 0;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <exception>
+#include <limits>
 
 #include "datasets/shuffle.h"
 #include "harness/backend.h"
@@ -115,8 +116,8 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
         progress.step(w + 1, c.warmup, s, c.batches_per_epoch(), loss);
       });
       if (r.nonfinite_step >= 0) {
-        return fail("non-finite loss at warm-up epoch " + std::to_string(w + 1) + " step " +
-                    std::to_string(r.nonfinite_step + 1));
+        return fail("non-finite loss at epoch " + std::to_string(w + 1) + " step " +
+                    std::to_string(r.nonfinite_step + 1) + " (warm-up)");
       }
     }
     progress.finish();
@@ -144,6 +145,12 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
       const PhaseTimes ph = trainer->take_phase_times();
       const EvalResult ev = trainer->evaluate();  // untimed, whole training set
       if (!std::isfinite(ev.loss)) return fail("non-finite final loss after training");
+      // float64 can carry a diverged run far past what float32 can hold: call it what it is.
+      if (ev.loss > std::numeric_limits<float>::max()) {
+        return fail("diverged: final loss " + std::to_string(ev.loss) + " exceeds the float32 range");
+      }
+      const double checksum = param_checksum(trainer->params());
+      if (!std::isfinite(checksum)) return fail("non-finite parameters after training");
       ResultRow row = base_row(c, id);
       row.dataset_desc = data.description;
       row.precision = trainer->precision();
@@ -167,7 +174,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
       }
       row.final_loss = ev.loss;
       row.final_accuracy = ev.accuracy;
-      row.param_checksum = param_checksum(trainer->params());
+      row.param_checksum = checksum;
       row.peak_host_mem_bytes = peak_rss_bytes();
       row.peak_device_mem_bytes = trainer->peak_device_mem_bytes();
       out.rows.push_back(row);

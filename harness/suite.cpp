@@ -30,7 +30,6 @@ std::vector<std::string> tokens(const std::string& s) {
   return t;
 }
 
-bool uses_cpu_threads(const std::string& backend) { return backend == "cpu-omp" || backend == "cpu-ddp"; }
 bool multi_process(const std::string& backend) { return backend == "cpu-ddp" || backend == "cuda-ddp"; }
 
 double median(std::vector<double> v) {
@@ -233,6 +232,19 @@ std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries) {
 int run_suite(const std::string& path, std::string out_dir, const std::string& command_line) {
   const std::vector<SuiteEntry> entries = parse_suite(path);
   const std::vector<RunConfig> configs = expand_suite(entries);
+  // File datasets are read once before anything is written: a missing or malformed
+  // file, or one that does not fit its entry, is bad input (exit 2, nothing written).
+  for (const SuiteEntry& e : entries) {
+    const RunConfig& c = e.flags.config;
+    if (c.data.kind != "csv" && c.data.kind != "idx") continue;
+    const std::string where = path + ":" + std::to_string(e.line) + ": ";
+    try {
+      const Dataset d = load_dataset(c.data);
+      if (const std::string misfit = check_data_fits(c, d); !misfit.empty()) throw UsageError(where + misfit);
+    } catch (const DataError& err) {
+      throw UsageError(where + "--dataset: " + err.what());
+    }
+  }
   const RunIdentity id = make_run_identity();
   if (out_dir.empty()) out_dir = "results/" + id.run_id;
   std::error_code ec;

@@ -38,7 +38,8 @@ double now_s() {
 
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(double deadline_s) : deadline_s_(deadline_s) {
+  MpiCommunicator(double deadline_s, bool abort_from_thread)
+      : deadline_s_(deadline_s), abort_from_thread_(abort_from_thread) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm local;
@@ -50,7 +51,10 @@ class MpiCommunicator final : public Communicator {
     if (deadline_s_ > 0 && size_ > 1) watchdog_ = std::thread([this] { watch(); });
   }
 
-  ~MpiCommunicator() override {
+  ~MpiCommunicator() override { stop_watchdog(); }
+
+  // Must run before MPI_Finalize: the watchdog may call MPI_Abort.
+  void stop_watchdog() {
     stop_ = true;
     if (watchdog_.joinable()) watchdog_.join();
   }
@@ -141,7 +145,9 @@ class MpiCommunicator final : public Communicator {
                      "aborting the job\n",
                      rank_, what_.load(), deadline_s_);
         std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        // MPI_Abort from this thread needs MPI_THREAD_MULTIPLE; without it, exiting
+        // is enough: mpirun ends the job when one rank dies without MPI_Finalize.
+        if (abort_from_thread_) MPI_Abort(MPI_COMM_WORLD, 3);
         std::_Exit(3);
       }
     }
@@ -149,6 +155,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank_ = 0, size_ = 1, local_rank_ = 0;
   double deadline_s_;
+  bool abort_from_thread_;
   std::vector<MPI_Request> requests_;
   std::atomic<double> since_{0};
   std::atomic<const char*> what_{""};
@@ -157,7 +164,7 @@ class MpiCommunicator final : public Communicator {
 };
 
 std::mutex g_mutex;
-std::shared_ptr<Communicator> g_world;
+std::shared_ptr<MpiCommunicator> g_world;
 
 }  // namespace
 
@@ -171,13 +178,14 @@ bool launched_by_mpi() {
 std::shared_ptr<Communicator> mpi_world(double deadline_s) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_world) {
-    int inited = 0;
+    int inited = 0, provided = MPI_THREAD_SINGLE;
     MPI_Initialized(&inited);
     if (!inited) {
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+      TB_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
+    } else {
+      MPI_Query_thread(&provided);
     }
-    g_world = std::make_shared<MpiCommunicator>(deadline_s);
+    g_world = std::make_shared<MpiCommunicator>(deadline_s, provided >= MPI_THREAD_MULTIPLE);
   }
   return g_world;
 }
@@ -189,6 +197,7 @@ bool mpi_active() {
 
 void mpi_finalize_if_initialised() {
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_world) g_world->stop_watchdog();  // callers may still hold the communicator
   g_world.reset();
   int inited = 0, finalized = 0;
   MPI_Initialized(&inited);

@@ -42,7 +42,8 @@ TEST(Cli, ParsesAFullRunLine) {
   EXPECT_EQ(c.batch, 50);
   EXPECT_EQ(c.epochs, 4);
   EXPECT_DOUBLE_EQ(c.lr, 0.1);
-  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.threads, 1);  // reference is serial: --threads does not apply
+  EXPECT_EQ(parse({"--backend", "cpu-omp", "--threads", "2"}).config.threads, 2);
   EXPECT_EQ(c.warmup, 0);
   EXPECT_EQ(c.reps, 2);
   EXPECT_TRUE(c.shuffle);

@@ -52,6 +52,32 @@ TEST(CsvWriter, RefusesAFileWithAnotherHeaderAndLeavesItIntact) {
   EXPECT_EQ(slurp(p), "other,header\n1,2\n");
 }
 
+TEST(CsvWriter, AFileStartingWithABlankLineIsRefusedNotWiped) {
+  const std::string p = tmp("w5.csv");
+  std::ofstream(p) << "\nimportant,data\n1,2\n";
+  EXPECT_THROW(CsvWriter(p, {"x", "y"}), CsvError);
+  EXPECT_EQ(slurp(p), "\nimportant,data\n1,2\n");
+}
+
+TEST(CsvWriter, AFileWithoutAFinalNewlineIsRefused) {
+  const std::string p = tmp("w6.csv");
+  std::ofstream(p) << "x,y\n1,2";  // a row would be glued onto "1,2"
+  try {
+    CsvWriter w(p, {"x", "y"});
+    FAIL() << "expected CsvError";
+  } catch (const CsvError& e) {
+    EXPECT_NE(std::string(e.what()).find("newline"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(p), "x,y\n1,2");
+}
+
+TEST(CsvWriter, FieldsRoundTripThroughTheParser) {
+  const std::vector<std::string> f = {"a", "b,c", "say \"hi\"", "", "failed: x, y"};
+  std::string line = csv_line(f);
+  line.pop_back();  // newline
+  EXPECT_EQ(csv_fields(line), f);
+}
+
 TEST(CsvWriter, RejectsRowsOfTheWrongWidth) {
   const std::string p = tmp("w3.csv");
   CsvWriter w(p, {"x", "y"});

@@ -188,3 +188,95 @@ TEST(TrainbenchExe, SuiteGoesOnAfterAFailedConfigurationAndExitsOne) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TrainbenchExe, EveryCommandHasHelpAndRejectsStrayArguments) {
+  for (const char* cmd : {"run", "suite", "backends", "devices"}) {
+    const Result r = run(std::string(cmd) + " --help");
+    EXPECT_EQ(r.code, 0) << cmd;
+    EXPECT_NE(r.out.find("usage: trainbench"), std::string::npos) << cmd << ": " << r.out;
+  }
+  EXPECT_NE(run("run --help").out.find("--batch B"), std::string::npos);
+  EXPECT_EQ(run("backends extra").code, 2);
+  EXPECT_EQ(run("devices --bogus").code, 2);
+  EXPECT_EQ(run("suite").code, 2);
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(TrainbenchExe, BadDatasetFilesExitTwoNamingFileAndPlaceAndWriteNothing) {
+  const std::string ragged = tmp("ragged.csv"), idx_img = tmp("bad-images.idx"), idx_lab = tmp("labels.idx");
+  write_file(ragged, "a,b,y\n1,2,3\n4,5\n");
+  write_file(idx_img, std::string("\x00\x00\x08\x02\x00\x00\x00\x01", 8));  // labels magic in an images file
+  write_file(idx_lab, std::string("\x00\x00\x08\x01\x00\x00\x00\x01\x03", 9));
+  const std::string good = tmp("good.csv");
+  write_file(good, "a,b,label\n1,2,0\n3,4,1\n5,6,0\n");
+  const std::string out = tmp("baddata.csv");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--dataset csv:" + ragged + " --layers 2,1 --batch 1", ragged + ":3"},
+      {"--dataset idx:" + idx_img + "," + idx_lab + " --model mlp --layers 4,8,10 --batch 1", "byte 0"},
+      {"--dataset csv:" + good + " --task classification --layers 2,1 --batch 1", "--layers"},
+      {"--dataset csv:" + good + " --layers 3,1 --batch 1", "--layers"},
+      {"--dataset csv:" + good + " --layers 2,1 --batch 4", "--batch"},
+      {"--dataset csv:" + good + " --layers 2,1 --samples 2 --batch 1", "--samples"},
+  };
+  for (const auto& [args, must] : cases) {
+    const Result r = run("run " + args + " --out " + out);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(must), std::string::npos) << args << ": " << r.out;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+  // The good file trains (classification with 2 classes).
+  const Result ok = run("run --dataset csv:" + good + " --task classification --layers 2,2 --batch 2 --out " + out);
+  EXPECT_EQ(ok.code, 0) << ok.out;
+}
+
+TEST(TrainbenchExe, BadSuiteLineOrDatasetExitsTwoAndWritesNoFolder) {
+  const std::string dir = tmp("suite-bad");
+  const std::string suite = tmp("bad.suite");
+  std::ofstream(suite) << "ok: --model linear --layers 4,1 --samples 64 --batch 8\n"
+                          "bad: --model linear --layers 4,1 --samples 64 --batch 0\n";
+  Result r = run("suite " + suite + " --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.suite:2: --batch"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+  std::ofstream(suite) << "f: --model linear --layers 4,1 --dataset csv:/no/such.csv --batch 8\n";
+  r = run("suite " + suite + " --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/no/such.csv"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(TrainbenchExe, ADivergedReferenceRunIsFailedNotOk) {
+  const std::string out = tmp("refdiv.csv");
+  const Result r = run("run --backend reference --model linear --layers 8,1 --samples 256 --batch 32 --epochs 3 "
+                       "--warmup 0 --reps 1 --lr 1e6 --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto l = lines(out);
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_NE(l[1].find("failed: "), std::string::npos) << l[1];
+}
+
+TEST(TrainbenchExe, ProgressIsDrawnOnATerminalAndSilentInCi) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "util-linux `script` not installed";
+  const std::string cmd = std::string(TB_TRAINBENCH_EXE) +
+                          " run --model linear --layers 8,1 --samples 20000 --batch 16 --epochs 2 --reps 1 "
+                          "--warmup 0 --out " + tmp("progress.csv");
+  // `script` gives the command a pseudo-terminal; CI must be unset for the tty case.
+  Result tty;
+  FILE* p = ::popen(("env -u CI script -qec '" + cmd + "' /dev/null 2>&1").c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) tty.out.append(buf.data(), n);
+  ::pclose(p);
+  EXPECT_NE(tty.out.find("ETA"), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("epoch "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("loss "), std::string::npos) << tty.out;
+  const Result piped = run("run --model linear --layers 8,1 --samples 2000 --batch 16 --epochs 1 --reps 1 --warmup 0");
+  EXPECT_EQ(piped.out.find("ETA"), std::string::npos) << piped.out;
+  EXPECT_EQ(piped.out.find('\r'), std::string::npos);
+}
+
+}  // namespace
