@@ -28,6 +28,7 @@ struct TrainOptions {
   int64_t bucket_bytes = 25 << 20;  // gradient bucket size
   bool overlap = true;              // all-reduce buckets during backward
   double comm_timeout_s = 60;       // watchdog deadline for one collective
+  bool deterministic = false;       // fixed leaves and reduction tree (ddp_plan.h)
 };
 
 // One epoch's schedule: visit order[begin .. end) for each batch in turn. Batches

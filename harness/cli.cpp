@@ -159,6 +159,10 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string&, bool, RunFlags* f) { f->config.overlap = false; }},
       {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted (default 60)",
        [](const std::string& v, bool, RunFlags* f) { f->config.comm_timeout_s = parse_positive("--comm-timeout", v, false); }},
+      {"--deterministic", nullptr,
+       "multi-process: reduce gradients of 12 fixed leaves of the batch in a fixed tree, so results are bitwise "
+       "equal across runs and world sizes dividing 12 (slower)",
+       [](const std::string&, bool, RunFlags* f) { f->config.deterministic = true; }},
       {"--world-sizes", "N,...", "suites: process counts to launch multi-process backends with (default 1,2)",
        [](const std::string& v, bool lists, RunFlags* f) {
          if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");

@@ -31,6 +31,25 @@ struct Bucket {
 // order they become ready (last layer first). bucket_bytes <= 0 means one bucket per layer.
 std::vector<Bucket> plan_buckets(const ParamLayout& layout, int64_t bucket_bytes);
 
+// Deterministic mode: the global batch is cut into kLeaves fixed leaves
+// (shard_of(rows, leaf, kLeaves)); rank r computes leaves [r*kLeaves/N, (r+1)*kLeaves/N)
+// separately, every rank gathers all leaf gradients and adds them in the fixed tree
+// of tree_sum — the same additions in the same order whatever the world size.
+inline constexpr int kLeaves = 12;  // divisible by world sizes 1, 2, 3, 4, 6, 12
+
+// Sums the k vectors v[0..k) (each n long, laid out one after another) into v[0]
+// by a fixed pairwise tree: stride 1, 2, 4, ... v[i] += v[i + stride].
+template <class T>
+void tree_sum(T* v, int k, int64_t n) {
+  for (int stride = 1; stride < k; stride *= 2) {
+    for (int i = 0; i + stride < k; i += 2 * stride) {
+      T* a = v + static_cast<int64_t>(i) * n;
+      const T* b = v + static_cast<int64_t>(i + stride) * n;
+      for (int64_t e = 0; e < n; ++e) a[e] += b[e];
+    }
+  }
+}
+
 // Fault injection for tests (environment variable TB_FAULT="rank=R,step=S,kind=K",
 // K one of throw, exit, kill, hang, nan): the fault fires on rank R at its S-th
 // training step (1-based, warm-up included).

@@ -34,6 +34,7 @@ struct RunConfig {
   double bucket_mb = 25;      // gradient bucket size, MiB (PyTorch DDP's default)
   bool overlap = true;        // all-reduce buckets during backward (--no-overlap: after)
   double comm_timeout_s = 60; // a collective slower than this aborts the whole job
+  bool deterministic = false; // fixed reduction order: bitwise equal across runs and world sizes
   std::string save_params;    // run: write the final parameters here (harness/params_file.h)
 
   // Rows visited per epoch and batches per epoch (after --drop-last).

@@ -88,6 +88,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     opt.bucket_bytes = static_cast<int64_t>(c.bucket_mb * 1024 * 1024);
     opt.overlap = c.overlap;
     opt.comm_timeout_s = c.comm_timeout_s;
+    opt.deterministic = c.deterministic;
     std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
     out.root = trainer->is_root();
     Progress silent(false);

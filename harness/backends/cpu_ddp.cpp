@@ -36,6 +36,18 @@ class CpuDdpTrainer final : public StepTrainer {
         buckets_(plan_buckets(model_.layout(), opt.bucket_bytes)),
         fault_(fault_from_env()) {
     handles_.resize(buckets_.size());
+    if (opt.deterministic) {
+      if (kLeaves % comm_->size() != 0) {
+        throw std::invalid_argument("--deterministic: the world size " + std::to_string(comm_->size()) +
+                                    " does not divide the " + std::to_string(kLeaves) + " leaves of a batch");
+      }
+      const size_t p = static_cast<size_t>(model_.layout().total);
+      const size_t mine = static_cast<size_t>(kLeaves / comm_->size());
+      leaf_grads_.resize(mine * p);
+      leaf_loss_.resize(mine);
+      all_grads_.resize(static_cast<size_t>(kLeaves) * p);
+      all_loss_.resize(static_cast<size_t>(kLeaves));
+    }
   }
 
   void set_params(const std::vector<float>& params) override {
@@ -117,6 +129,7 @@ class CpuDdpTrainer final : public StepTrainer {
     if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
       inject(fault_.kind);
     }
+    if (opt_.deterministic) return deterministic_step(rows, count, global_rows);
     Stopwatch sw;
     const Shard s = shard_of(count, comm_->rank(), comm_->size());
     const int64_t local = s.end - s.begin;
@@ -170,6 +183,51 @@ class CpuDdpTrainer final : public StepTrainer {
     return loss / static_cast<double>(count);
   }
 
+  // --deterministic: this rank's leaves one by one, then every leaf gradient on
+  // every rank, added in the fixed tree (ddp_plan.h). Bitwise equal for any world
+  // size dividing kLeaves, at the price of an all-gather of kLeaves x P floats.
+  double deterministic_step(const int64_t* rows, int64_t count, int64_t global_rows) {
+    Stopwatch sw;
+    const int64_t p = model_.layout().total;
+    const int per_rank = kLeaves / comm_->size();
+    std::vector<float>& grads = model_.grads();
+    for (int k = 0; k < per_rank; ++k) {
+      const Shard leaf = shard_of(count, comm_->rank() * per_rank + k, kLeaves);
+      const int64_t local = leaf.end - leaf.begin;
+      float* out = leaf_grads_.data() + k * p;
+      if (local == 0) {
+        std::fill(out, out + p, 0.0f);
+        leaf_loss_[k] = 0;
+        continue;
+      }
+      const BatchView bv = model_.load_batch(rows + leaf.begin, local);
+      if (bv.gathered) phases_.transfer_s += sw.lap();
+      model_.forward(bv.x, local);
+      leaf_loss_[k] = model_.loss(bv, local, global_rows, true, nullptr);
+      if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
+        leaf_loss_[k] = std::numeric_limits<double>::quiet_NaN();
+      }
+      phases_.forward_s += sw.lap();
+      model_.backward(bv.x, local);
+      std::copy(grads.begin(), grads.end(), out);
+      phases_.backward_s += sw.lap();
+    }
+    Stopwatch c;
+    comm_->allgather(leaf_grads_.data(), per_rank * p, all_grads_.data());
+    comm_->allgather(leaf_loss_.data(), per_rank, all_loss_.data());
+    const double waited = c.seconds();
+    busy_s_ += waited;
+    ++busy_steps_;
+    phases_.comm_s += waited;
+    sw.lap();
+    tree_sum(all_grads_.data(), kLeaves, p);
+    tree_sum(all_loss_.data(), kLeaves, 1);
+    cpu::sgd_update(model_.params().data(), all_grads_.data(), velocity_.data(), p, static_cast<float>(opt_.lr),
+                    static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay));
+    phases_.optimizer_s += sw.lap();
+    return all_loss_[0] / static_cast<double>(count);
+  }
+
   [[noreturn]] void inject(const std::string& kind) {
     const std::string where = "injected fault '" + kind + "' on rank " + std::to_string(comm_->rank()) +
                               " at step " + std::to_string(steps_);
@@ -190,6 +248,8 @@ class CpuDdpTrainer final : public StepTrainer {
   std::vector<float> velocity_;
   std::vector<Bucket> buckets_;
   std::vector<int> handles_;
+  std::vector<float> leaf_grads_, all_grads_;  // deterministic mode: (kLeaves / N) x P and kLeaves x P
+  std::vector<double> leaf_loss_, all_loss_;
   Fault fault_;
   int64_t steps_ = 0;
   double busy_s_ = 0, last_busy_s_ = 0;

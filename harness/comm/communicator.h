@@ -32,6 +32,10 @@ class Communicator {
   // to make progress; a no-op where progress is asynchronous).
   virtual void poke() = 0;
 
+  // recv[r * n .. (r + 1) * n) = rank r's send[0, n), on every rank.
+  virtual void allgather(const float* send, int64_t n, float* recv) = 0;
+  virtual void allgather(const double* send, int64_t n, double* recv) = 0;
+
   virtual void broadcast(float* data, int64_t n, int root) = 0;
   virtual void broadcast(char* data, int64_t n, int root) = 0;
   virtual void barrier() = 0;

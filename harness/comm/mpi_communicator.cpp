@@ -99,6 +99,15 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  void allgather(const float* send, int64_t n, float* recv) override {
+    Watch w(this, "MPI_Allgather");
+    TB_MPI_CHECK(MPI_Allgather(send, count(n), MPI_FLOAT, recv, count(n), MPI_FLOAT, MPI_COMM_WORLD));
+  }
+  void allgather(const double* send, int64_t n, double* recv) override {
+    Watch w(this, "MPI_Allgather");
+    TB_MPI_CHECK(MPI_Allgather(send, count(n), MPI_DOUBLE, recv, count(n), MPI_DOUBLE, MPI_COMM_WORLD));
+  }
+
   void broadcast(float* data, int64_t n, int root) override {
     Watch w(this, "MPI_Bcast");
     TB_MPI_CHECK(MPI_Bcast(data, count(n), MPI_FLOAT, root, MPI_COMM_WORLD));

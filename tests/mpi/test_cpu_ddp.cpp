@@ -142,3 +142,25 @@ TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinTenSeconds) {
 INSTANTIATE_TEST_SUITE_P(Kinds, CpuDdpFault, ::testing::Values("throw", "exit", "kill", "hang", "nan"));
 
 }  // namespace
+
+namespace {
+
+TEST(CpuDdp, DeterministicModeIsBitwiseEqualAcrossRunsAndWorldSizes124) {
+  const std::vector<float> one = train(mpirun(1), "cpu-ddp", "--deterministic", "det1");
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(train(mpirun(1), "cpu-ddp", "--deterministic", "det1b"), one) << "repeated run";
+  EXPECT_EQ(train(mpirun(2), "cpu-ddp", "--deterministic", "det2"), one) << "world size 2";
+  EXPECT_EQ(train(mpirun(4), "cpu-ddp", "--deterministic", "det4"), one) << "world size 4";
+  // And it still learns what the others learn.
+  expect_close(one, train("", "reference", "", "det-ref"), 1e-4, "deterministic vs reference");
+}
+
+TEST(CpuDdp, DeterministicModeRefusesAWorldSizeThatDoesNotDivideTheLeaves) {
+  const std::string out = tmp("det5.csv");
+  const Result r = sh(mpirun(5) + TB_TRAINBENCH_EXE + " run --backend cpu-ddp --deterministic" + kWorkload +
+                      " --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("does not divide"), std::string::npos) << r.out;
+}
+
+}  // namespace
