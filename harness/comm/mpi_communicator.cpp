@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -81,15 +82,19 @@ class MpiCommunicator final : public Communicator {
     MPI_Request req;
     TB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, count(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req));
     requests_.push_back(req);
+    waited_.push_back(false);
     return static_cast<int>(requests_.size()) - 1;
   }
   void wait(int handle) override {
     Watch w(this, "MPI_Wait(Iallreduce)");
-    TB_MPI_CHECK(MPI_Wait(&requests_.at(static_cast<size_t>(handle)), MPI_STATUS_IGNORE));
-    // All handles done: recycle the slots.
-    bool all_done = true;
-    for (MPI_Request r : requests_) all_done &= r == MPI_REQUEST_NULL;
-    if (all_done) requests_.clear();
+    const auto h = static_cast<size_t>(handle);
+    TB_MPI_CHECK(MPI_Wait(&requests_.at(h), MPI_STATUS_IGNORE));  // a request poke() completed is NULL: fine
+    waited_.at(h) = true;
+    // Slots are recycled only once the caller has waited for every handle it holds.
+    if (std::all_of(waited_.begin(), waited_.end(), [](bool b) { return b; })) {
+      requests_.clear();
+      waited_.clear();
+    }
   }
   void poke() override {
     for (MPI_Request& r : requests_) {
@@ -166,6 +171,7 @@ class MpiCommunicator final : public Communicator {
   double deadline_s_;
   bool abort_from_thread_;
   std::vector<MPI_Request> requests_;
+  std::vector<bool> waited_;
   std::atomic<double> since_{0};
   std::atomic<const char*> what_{""};
   std::atomic<bool> stop_{false};
