@@ -60,7 +60,7 @@ CASES = {
                                                        _set_field("schema_version", "2")),
                                "line 4: unknown schema_version '2'"),
     "wrong field count": (lambda d: _replace_line(f"{d}/results.csv", 2, lambda l: l + ",extra"),
-                          "line 3: expected 35 fields, found 36"),
+                          f"line 3: expected {len(RESULT_COLUMNS)} fields, found {len(RESULT_COLUMNS) + 1}"),
     "bad status": (lambda d: _replace_line(f"{d}/results.csv", 1, _set_field("status", "done")),
                    "column 'status': 'done' is not"),
     "missing env.json": (lambda d: os.remove(f"{d}/env.json"), "env.json: missing"),
