@@ -29,6 +29,10 @@ struct TrainOptions {
   bool overlap = true;              // all-reduce buckets during backward
   double comm_timeout_s = 60;       // watchdog deadline for one collective
   bool deterministic = false;       // fixed leaves and reduction tree (ddp_plan.h)
+  // GPU backends.
+  int device = 0;
+  bool data_on_device = true;       // --data-placement device|host
+  bool cuda_graph = false;
 };
 
 // One epoch's schedule: visit order[begin .. end) for each batch in turn. Batches

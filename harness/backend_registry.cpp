@@ -14,13 +14,21 @@ std::unique_ptr<Backend> make_unavailable_backend(const std::string& name);
 #if defined(TB_HAVE_MPI)
 std::unique_ptr<Backend> make_cpu_ddp_backend();
 #endif
+#if defined(TB_HAVE_CUDA_BACKEND)
+std::unique_ptr<Backend> make_cuda_backend();
+#endif
 
 const std::vector<std::unique_ptr<Backend>>& all_backends() {
   static const std::vector<std::unique_ptr<Backend>> list = [] {
     std::vector<std::unique_ptr<Backend>> v;
     v.push_back(make_reference_backend());
     v.push_back(make_cpu_omp_backend());
-    for (const char* n : {"cuda", "cuda-dp", "cuda-ddp"}) v.push_back(make_unavailable_backend(n));
+#if defined(TB_HAVE_CUDA_BACKEND)
+    v.push_back(make_cuda_backend());
+#else
+    v.push_back(make_unavailable_backend("cuda"));
+#endif
+    for (const char* n : {"cuda-dp", "cuda-ddp"}) v.push_back(make_unavailable_backend(n));
 #if defined(TB_HAVE_MPI)
     v.push_back(make_cpu_ddp_backend());
 #else

@@ -163,6 +163,16 @@ const std::vector<FlagDef>& flag_table() {
        "multi-process: reduce gradients of 12 fixed leaves of the batch in a fixed tree, so results are bitwise "
        "equal across runs and world sizes dividing 12 (slower)",
        [](const std::string&, bool, RunFlags* f) { f->config.deterministic = true; }},
+      {"--device", "N", "cuda: GPU index among the visible ones (CUDA_VISIBLE_DEVICES), default 0",
+       [](const std::string& v, bool, RunFlags* f) { f->config.device = static_cast<int>(parse_int("--device", v, 0)); }},
+      {"--data-placement", "device|host",
+       "cuda: upload the dataset once (device, default) or stream each batch from pinned host memory (host)",
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v != "device" && v != "host") bad("--data-placement", v, "allowed: device, host");
+         f->config.data_placement = v;
+       }},
+      {"--cuda-graph", nullptr, "cuda: capture the training step once and replay it (removes launch overhead)",
+       [](const std::string&, bool, RunFlags* f) { f->config.cuda_graph = true; }},
       {"--world-sizes", "N,...", "suites: process counts to launch multi-process backends with (default 1,2)",
        [](const std::string& v, bool lists, RunFlags* f) {
          if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");

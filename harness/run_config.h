@@ -36,6 +36,10 @@ struct RunConfig {
   double comm_timeout_s = 60; // a collective slower than this aborts the whole job
   bool deterministic = false; // fixed reduction order: bitwise equal across runs and world sizes
   std::string save_params;    // run: write the final parameters here (harness/params_file.h)
+  // GPU backends.
+  int device = 0;                          // CUDA device index (after CUDA_VISIBLE_DEVICES)
+  std::string data_placement = "device";   // device: uploaded once; host: streamed from pinned memory
+  bool cuda_graph = false;                 // capture the training step once and replay it
 
   // Rows visited per epoch and batches per epoch (after --drop-last).
   int64_t rows_per_epoch() const;

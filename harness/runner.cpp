@@ -89,6 +89,9 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     opt.overlap = c.overlap;
     opt.comm_timeout_s = c.comm_timeout_s;
     opt.deterministic = c.deterministic;
+    opt.device = c.device;
+    opt.data_on_device = c.data_placement == "device";
+    opt.cuda_graph = c.cuda_graph;
     std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
     out.root = trainer->is_root();
     Progress silent(false);

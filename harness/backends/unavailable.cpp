@@ -48,8 +48,9 @@ class UnavailableBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_unavailable_backend(const std::string& name) {
-  if (name == "cuda") {
-    return std::make_unique<UnavailableBackend>(name, "1 GPU, cuBLAS + fused kernels", 1, false, "issue #3");
+  if (name == "cuda") {  // only in builds without the CUDA toolkit
+    return std::make_unique<UnavailableBackend>(name, "1 GPU, cuBLAS + fused kernels", 1, false,
+                                                "built without CUDA");
   }
   if (name == "cuda-dp") {
     return std::make_unique<UnavailableBackend>(name, "1 process, N GPUs, DataParallel semantics", 2, false,
