@@ -1,0 +1,411 @@
+// bench/micro/bench_cuda_kernels.cu — Google Benchmark micro-benchmarks of the CUDA
+// side (device 0), timed with CUDA events recorded in-stream (manual time):
+//   BM_memcpy_cuda/<h2d|d2h>/<pageable|pinned>/<bytes>            bytes/s
+//   BM_gemm_cuda/<workload>/<fp32|tf32>/<fwd|dW|dA>/<NN|NT|TN>/<M>x<N>x<K>   GFLOP/s
+//   BM_<op>_cuda/<B>x<N> (or /<n>)                                  bytes/s
+// GEMM shapes are the default suite's layers (B batch; forward Z = A W^T is NT with
+// M = B, N = out, K = in; dW = dZ^T A is TN; dA = dZ W is NN); each GEMM run spot-
+// checks C against a double dot product. One iteration = one call, timed over a
+// batch of kBatch back-to-back calls (event resolution, launch gaps as in training).
+// Without a usable device main() prints "tb_microbench_cuda: skipped: <reason>" and
+// exits 0. --tb_smoke (stripped before Google Benchmark sees argv): tiny shapes only.
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/gemm.h"
+
+namespace {
+
+constexpr int kBatch = 10;  // calls per timed iteration (kernels and GEMMs)
+
+// The stream, cuBLAS handle and timing events every benchmark shares.
+struct Gpu {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t handle = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+Gpu g_gpu;
+
+std::string no_device_reason() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
+  if (count == 0) return "no usable CUDA device: cudaGetDeviceCount returned 0";
+  cudaDeviceProp prop{};
+  const cudaError_t perr = cudaGetDeviceProperties(&prop, 0);
+  if (perr != cudaSuccess) return std::string("CUDA device 0 unusable: ") + cudaGetErrorString(perr);
+  if (prop.major < 8)
+    return "CUDA device 0 (" + std::string(prop.name) + ") has compute capability " + std::to_string(prop.major) + "." +
+           std::to_string(prop.minor) + "; the kernels are built for 8.0 and newer";
+  return "";
+}
+
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(int64_t n) : n_(n) {
+    TB_CUDA_CHECK(cudaMalloc(&ptr_, static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(T)));
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(static_cast<int64_t>(host.size())) {
+    TB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~DeviceBuffer() { TB_CUDA_WARN(cudaFree(ptr_)); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* get() const { return ptr_; }
+  std::vector<T> download() const {
+    std::vector<T> host(static_cast<size_t>(n_));
+    TB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+ private:
+  int64_t n_;
+  T* ptr_ = nullptr;
+};
+
+std::vector<float> random_vec(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+// Runs `calls` of enqueue() per iteration between two events on the shared stream and
+// reports the elapsed GPU time per call. One untimed warm-up call first.
+template <class Fn>
+void time_calls(benchmark::State& state, int calls, const Fn& enqueue) {
+  enqueue();
+  TB_CUDA_CHECK(cudaStreamSynchronize(g_gpu.stream));
+  for (auto _ : state) {
+    TB_CUDA_CHECK(cudaEventRecord(g_gpu.start, g_gpu.stream));
+    for (int i = 0; i < calls; ++i) enqueue();
+    TB_CUDA_CHECK(cudaEventRecord(g_gpu.stop, g_gpu.stream));
+    TB_CUDA_CHECK(cudaEventSynchronize(g_gpu.stop));
+    float ms = 0.0f;
+    TB_CUDA_CHECK(cudaEventElapsedTime(&ms, g_gpu.start, g_gpu.stop));
+    state.SetIterationTime(double(ms) * 1e-3 / calls);
+  }
+}
+
+// A CUDA or cuBLAS error inside a benchmark becomes its error (printed as
+// "ERROR OCCURRED", which fails the smoke test) instead of terminating the run.
+template <class Body>
+void guarded(benchmark::State& state, const Body& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+// ---- host <-> device copies ------------------------------------------------------------
+void bm_memcpy(benchmark::State& state, bool h2d, bool pinned, int64_t bytes) {
+  guarded(state, [&] {
+    DeviceBuffer<char> dev(bytes);
+    std::vector<char> pageable;
+    char* host = nullptr;
+    if (pinned) {
+      TB_CUDA_CHECK(cudaMallocHost(&host, static_cast<size_t>(bytes)));
+      std::memset(host, 1, static_cast<size_t>(bytes));
+    } else {
+      pageable.assign(static_cast<size_t>(bytes), 1);  // touched: pages exist
+      host = pageable.data();
+    }
+    const size_t n = static_cast<size_t>(bytes);
+    try {
+      time_calls(state, 1, [&] {
+        TB_CUDA_CHECK(h2d ? cudaMemcpyAsync(dev.get(), host, n, cudaMemcpyHostToDevice, g_gpu.stream)
+                          : cudaMemcpyAsync(host, dev.get(), n, cudaMemcpyDeviceToHost, g_gpu.stream));
+      });
+    } catch (...) {
+      if (pinned) TB_CUDA_WARN(cudaFreeHost(host));
+      throw;
+    }
+    if (pinned) TB_CUDA_CHECK(cudaFreeHost(host));
+    state.SetBytesProcessed(state.iterations() * bytes);
+  });
+}
+
+// ---- GEMM ------------------------------------------------------------------------------------
+struct GemmShape {
+  std::string workload, role;
+  bool ta, tb;
+  int64_t m, n, k;
+};
+
+// C = op(A) op(B), beta = 0, as the training step calls it; then 8 elements of C
+// against a double dot product: fp32 |err| <= (K + 8) 2^-23 sum|a b|; TF32 (operands
+// cut to 10 mantissa bits, products off by <= ~2^-9) adds 2^-8 sum|a b|.
+void bm_gemm(benchmark::State& state, GemmShape s, bool tf32) {
+  guarded(state, [&] {
+    const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+    const std::vector<float> a = random_vec(s.m * s.k, 1), b = random_vec(s.k * s.n, 2);
+    DeviceBuffer<float> da(a), db(b), dc(s.m * s.n);
+    tb::cuda::set_tf32(g_gpu.handle, tf32);
+    time_calls(state, kBatch, [&] {
+      tb::cuda::gemm(g_gpu.handle, s.ta, s.tb, s.m, s.n, s.k, 1.0f, da.get(), lda, db.get(), ldb, 0.0f, dc.get(), s.n,
+                     g_gpu.stream);
+    });
+    tb::cuda::set_tf32(g_gpu.handle, false);
+    const std::vector<float> c = dc.download();
+    for (int64_t probe = 0; probe < 8; ++probe) {
+      const int64_t i = (probe * 7919) % s.m, j = (probe * 104729) % s.n;
+      double dot = 0.0, mag = 0.0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        const double x = s.ta ? a[p * lda + i] : a[i * lda + p];
+        const double y = s.tb ? b[j * ldb + p] : b[p * ldb + j];
+        dot += x * y;
+        mag += std::fabs(x * y);
+      }
+      const double tol = (double(s.k + 8) * std::ldexp(1.0, -23) + (tf32 ? std::ldexp(1.0, -8) : 0.0)) * mag + 1e-30;
+      if (!(std::fabs(c[i * s.n + j] - dot) <= tol)) {
+        state.SkipWithError(("wrong result at C(" + std::to_string(i) + "," + std::to_string(j) + ")").c_str());
+        return;
+      }
+    }
+    const double gflop = 2.0 * double(s.m) * double(s.n) * double(s.k) * 1e-9;
+    state.counters["GFLOP/s"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  });
+}
+
+void register_gemm(const GemmShape& s, bool tf32) {
+  const std::string name = "BM_gemm_cuda/" + s.workload + "/" + (tf32 ? "tf32" : "fp32") + "/" + s.role + "/" +
+                           (s.ta ? "T" : "N") + (s.tb ? "T" : "N") + "/" + std::to_string(s.m) + "x" +
+                           std::to_string(s.n) + "x" + std::to_string(s.k);
+  benchmark::RegisterBenchmark(name.c_str(), bm_gemm, s, tf32)->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+// Every GEMM of one training step of a workload: per layer in -> out, forward (NT),
+// weight gradient (TN) and, past the first layer, input gradient (NN).
+void register_workload(const std::string& workload, const std::vector<int64_t>& layers, int64_t batch) {
+  std::set<std::string> seen;
+  for (size_t l = 0; l + 1 < layers.size(); ++l) {
+    const int64_t in = layers[l], out = layers[l + 1];
+    std::vector<GemmShape> shapes = {{workload, "fwd", false, true, batch, out, in},
+                                     {workload, "dW", true, false, out, in, batch}};
+    if (l > 0) shapes.push_back({workload, "dA", false, false, batch, in, out});
+    for (const GemmShape& s : shapes) {
+      const std::string key = s.role + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      if (!seen.insert(key).second) continue;
+      register_gemm(s, false);
+      register_gemm(s, true);
+    }
+  }
+}
+
+// ---- elementwise ops (bytes = bytes read + written per call) ------------------------------------
+void bm_bias_act_forward(benchmark::State& state, int64_t rows, int64_t cols) {
+  guarded(state, [&] {
+    DeviceBuffer<float> z(random_vec(rows * cols, 3)), bias(random_vec(cols, 4));
+    time_calls(state, kBatch, [&] { tb::cuda::bias_act_forward(z.get(), bias.get(), rows, cols, true, g_gpu.stream); });
+    state.SetBytesProcessed(state.iterations() * (2 * rows * cols + cols) * int64_t{sizeof(float)});
+  });
+}
+
+void bm_relu_backward(benchmark::State& state, int64_t rows, int64_t cols) {
+  guarded(state, [&] {
+    DeviceBuffer<float> g(random_vec(rows * cols, 5)), a(random_vec(rows * cols, 6, 0.0f, 1.0f));
+    time_calls(state, kBatch, [&] { tb::cuda::relu_backward(g.get(), a.get(), rows, cols, g_gpu.stream); });
+    state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+  });
+}
+
+void bm_column_sum(benchmark::State& state, int64_t rows, int64_t cols) {
+  guarded(state, [&] {
+    DeviceBuffer<float> g(random_vec(rows * cols, 7)), db(cols);
+    time_calls(state, kBatch, [&] { tb::cuda::column_sum(g.get(), rows, cols, db.get(), g_gpu.stream); });
+    state.SetBytesProcessed(state.iterations() * (rows * cols + cols) * int64_t{sizeof(float)});
+  });
+}
+
+void bm_mse_loss_grad(benchmark::State& state, int64_t rows, int64_t cols) {
+  guarded(state, [&] {
+    DeviceBuffer<float> y(random_vec(rows * cols, 8)), t(random_vec(rows * cols, 9)), grad(rows * cols);
+    DeviceBuffer<double> loss(std::vector<double>{0.0});
+    const float inv_count = 1.0f / float(rows * cols);
+    time_calls(state, kBatch, [&] {
+      tb::cuda::mse_loss_grad(y.get(), t.get(), rows, cols, inv_count, grad.get(), loss.get(), g_gpu.stream);
+    });
+    state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+  });
+}
+
+void bm_softmax_xent_loss_grad(benchmark::State& state, int64_t rows, int64_t k) {
+  guarded(state, [&] {
+    std::vector<int32_t> labels(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 7) % k);
+    DeviceBuffer<float> z(random_vec(rows * k, 10, -4.0f, 4.0f)), dz(rows * k);
+    DeviceBuffer<int32_t> dlabels(labels);
+    DeviceBuffer<double> loss(std::vector<double>{0.0});
+    DeviceBuffer<unsigned long long> correct(std::vector<unsigned long long>{0});
+    time_calls(state, kBatch, [&] {
+      tb::cuda::softmax_xent_loss_grad(z.get(), dlabels.get(), rows, k, 1.0f / float(rows), dz.get(), loss.get(),
+                                       correct.get(), g_gpu.stream);
+    });
+    state.SetBytesProcessed(state.iterations() *
+                            (2 * rows * k * int64_t{sizeof(float)} + rows * int64_t{sizeof(int32_t)}));
+  });
+}
+
+void bm_sgd_update(benchmark::State& state, int64_t n) {
+  guarded(state, [&] {
+    DeviceBuffer<float> p(random_vec(n, 11)), v(std::vector<float>(static_cast<size_t>(n), 0.0f)),
+        g(random_vec(n, 12, -1e-3f, 1e-3f));
+    time_calls(state, kBatch,
+               [&] { tb::cuda::sgd_update(p.get(), g.get(), v.get(), n, 1e-3f, 0.9f, 1e-4f, g_gpu.stream); });
+    state.SetBytesProcessed(state.iterations() * 5 * n * int64_t{sizeof(float)});  // p, v r+w; g r
+  });
+}
+
+// A shuffled batch: `count` rows of width floats (and their labels) out of src_rows.
+void bm_gather(benchmark::State& state, int64_t src_rows, int64_t count, int64_t width) {
+  guarded(state, [&] {
+    std::vector<int64_t> rows(static_cast<size_t>(count));
+    std::mt19937 rng(13);
+    for (int64_t& r : rows) r = static_cast<int64_t>(rng() % static_cast<uint32_t>(src_rows));
+    DeviceBuffer<float> src(random_vec(src_rows * width, 14)), dst(count * width);
+    DeviceBuffer<int32_t> labels(std::vector<int32_t>(static_cast<size_t>(src_rows), 1)), lab_dst(count);
+    DeviceBuffer<int64_t> drows(rows);
+    time_calls(state, kBatch, [&] {
+      tb::cuda::gather_rows(src.get(), drows.get(), count, width, dst.get(), g_gpu.stream);
+      tb::cuda::gather_labels(labels.get(), drows.get(), count, lab_dst.get(), g_gpu.stream);
+    });
+    state.SetBytesProcessed(
+        state.iterations() * count *
+        (2 * width * int64_t{sizeof(float)} + 2 * int64_t{sizeof(int64_t)} + 2 * int64_t{sizeof(int32_t)}));
+  });
+}
+
+template <class Fn, class... Args>
+void register_op(const char* op, const std::string& shape, Fn fn, Args... args) {
+  const std::string name = std::string("BM_") + op + "_cuda/" + shape;
+  benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+std::string dims(int64_t rows, int64_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+void register_all(bool smoke) {
+  const std::vector<int64_t> copy_bytes = smoke ? std::vector<int64_t>{4 << 10, 1 << 20}
+                                                : std::vector<int64_t>{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20};
+  for (bool h2d : {true, false})
+    for (bool pinned : {false, true})
+      for (int64_t bytes : copy_bytes)
+        register_op("memcpy",
+                    std::string(h2d ? "h2d/" : "d2h/") + (pinned ? "pinned/" : "pageable/") + std::to_string(bytes),
+                    bm_memcpy, h2d, pinned, bytes);
+
+  if (smoke) {
+    register_workload("smoke", {40, 17, 5}, 33);
+  } else {
+    // bench/suites/default.suite: model layers and batch size.
+    register_workload("linear-64x1", {64, 1}, 1024);
+    register_workload("linear-1024x16", {1024, 16}, 4096);
+    register_workload("mlp-64x128x10", {64, 128, 10}, 256);
+    register_workload("mlp-784x256x256x10", {784, 256, 256, 10}, 256);
+    register_workload("mlp-1024x4096x4096x4096x1000", {1024, 4096, 4096, 4096, 1000}, 1024);
+  }
+
+  // Hidden activations B x H, logits B x O (K classes), parameter counts for SGD
+  // (MLP 784-256-256-10: 269322; 2^24 as a large model), shuffled-batch gathers.
+  struct Rc {
+    int64_t rows, cols;
+  };
+  const std::vector<Rc> act = smoke ? std::vector<Rc>{{8, 16}} : std::vector<Rc>{{256, 256}, {1024, 4096}};
+  const std::vector<Rc> logits = smoke ? std::vector<Rc>{{8, 10}} : std::vector<Rc>{{256, 10}, {1024, 1000}};
+  const std::vector<int64_t> params = smoke ? std::vector<int64_t>{100} : std::vector<int64_t>{269322, 1 << 24};
+  for (const Rc& d : act) {
+    register_op("bias_act_forward", dims(d.rows, d.cols), bm_bias_act_forward, d.rows, d.cols);
+    register_op("relu_backward", dims(d.rows, d.cols), bm_relu_backward, d.rows, d.cols);
+    register_op("column_sum", dims(d.rows, d.cols), bm_column_sum, d.rows, d.cols);
+  }
+  for (const Rc& d : logits) {
+    register_op("mse_loss_grad", dims(d.rows, d.cols), bm_mse_loss_grad, d.rows, d.cols);
+    register_op("softmax_xent_loss_grad", dims(d.rows, d.cols), bm_softmax_xent_loss_grad, d.rows, d.cols);
+  }
+  for (int64_t n : params) register_op("sgd_update", std::to_string(n), bm_sgd_update, n);
+  if (smoke) {
+    register_op("gather", "64/8x16", bm_gather, int64_t{64}, int64_t{8}, int64_t{16});
+  } else {
+    register_op("gather", "60000/256x784", bm_gather, int64_t{60000}, int64_t{256}, int64_t{784});
+    register_op("gather", "8192/1024x1024", bm_gather, int64_t{8192}, int64_t{1024}, int64_t{1024});
+  }
+}
+
+void add_device_context() {
+  int dev = 0, driver = 0, runtime = 0, cublas = 0;
+  TB_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  TB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  TB_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  TB_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  TB_CUBLAS_CHECK(cublasGetVersion(g_gpu.handle, &cublas));
+  benchmark::AddCustomContext("gpu_name", prop.name);
+  benchmark::AddCustomContext("gpu_compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor));
+  benchmark::AddCustomContext("gpu_sm_count", std::to_string(prop.multiProcessorCount));
+  benchmark::AddCustomContext("gpu_memory_bytes", std::to_string(prop.totalGlobalMem));
+  benchmark::AddCustomContext("cuda_driver_version", std::to_string(driver));
+  benchmark::AddCustomContext("cuda_runtime_version", std::to_string(runtime));
+  benchmark::AddCustomContext("cublas_version", std::to_string(cublas));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Strip our own flag before Google Benchmark parses (and rejects) unknown ones.
+  bool smoke = false;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--tb_smoke") == 0) {
+      smoke = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) {
+    std::printf("tb_microbench_cuda: skipped: %s\n", reason.c_str());
+    return 0;
+  }
+  try {
+    TB_CUDA_CHECK(cudaSetDevice(0));
+    TB_CUDA_CHECK(cudaStreamCreateWithFlags(&g_gpu.stream, cudaStreamNonBlocking));
+    TB_CUDA_CHECK(cudaEventCreate(&g_gpu.start));
+    TB_CUDA_CHECK(cudaEventCreate(&g_gpu.stop));
+    TB_CUBLAS_CHECK(cublasCreate(&g_gpu.handle));
+    add_device_context();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tb_microbench_cuda: %s\n", e.what());
+    return 1;
+  }
+  register_all(smoke);
+  benchmark::AddCustomContext("tb_smoke", smoke ? "true" : "false");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (cublasDestroy(g_gpu.handle) != CUBLAS_STATUS_SUCCESS)
+    std::fprintf(stderr, "tb_microbench_cuda: warning: cublasDestroy failed\n");
+  TB_CUDA_WARN(cudaEventDestroy(g_gpu.start));
+  TB_CUDA_WARN(cudaEventDestroy(g_gpu.stop));
+  TB_CUDA_WARN(cudaStreamDestroy(g_gpu.stream));
+  return 0;
+}

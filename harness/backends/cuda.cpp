@@ -1,0 +1,534 @@
+// harness/backends/cuda.cpp — `cuda`: one GPU, cuBLAS GEMMs + our fused kernels.
+// Parameters, gradients, optimizer state and activations live on the device; every
+// buffer is allocated in the constructor (no allocation and no host sync inside a
+// step: the loss of each step is accumulated on the device and read once per
+// epoch). Shapes: B rows per batch, layer l maps in_l -> out_l, D in, O out.
+//
+// Data placement: `device` uploads the dataset at the start of each repetition
+// (timed as transfer) and gathers/reads batches on the device; `host` registers the
+// host dataset as pinned, mapped memory and a copy stream stages batch s+1 into one
+// of two device buffers while batch s computes (double buffering, ordered by events).
+// Timing: CUDA events recorded in-stream at each phase boundary, read after the
+// epoch's single synchronisation. --cuda-graph captures forward+loss+backward+update
+// of a full batch once and replays it (per-phase split then not measured).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/backend.h"
+#include "harness/host_info.h"
+#include "harness/transfer_schedule.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/gemm.h"
+
+namespace tb {
+namespace {
+
+constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
+
+// Device memory owned by one trainer; counts what it holds for peak_device_mem_bytes.
+class DeviceArena {
+ public:
+  ~DeviceArena() {
+    for (void* p : blocks_) TB_CUDA_WARN(cudaFree(p));
+  }
+  template <class T>
+  T* alloc(int64_t count) {
+    if (count <= 0) return nullptr;
+    void* p = nullptr;
+    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
+    const cudaError_t err = cudaMalloc(&p, bytes);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      size_t free_b = 0, total_b = 0;
+      cudaMemGetInfo(&free_b, &total_b);
+      throw Error("out of device memory (needs ~" + std::to_string((bytes + held_) >> 20) + " MiB, free " +
+                  std::to_string(free_b >> 20) + " MiB)");
+    }
+    blocks_.push_back(p);
+    held_ += bytes;
+    return static_cast<T*>(p);
+  }
+  int64_t held_bytes() const { return static_cast<int64_t>(held_); }
+
+ private:
+  std::vector<void*> blocks_;
+  size_t held_ = 0;
+};
+
+// Phase boundaries of one step: [0] start, [1] batch ready, [2] forward+loss done,
+// [3] backward done, [4] update done.
+constexpr int kMarks = 5;
+
+class CudaTrainer final : public Trainer {
+ public:
+  CudaTrainer(const Dataset& data, const TrainOptions& opt) : data_(data), opt_(opt), layout_(make_layout(opt.model)) {
+    TB_CUDA_CHECK(cudaSetDevice(opt.device));
+    const ModelSpec& m = opt.model;
+    const int64_t D = data.d, O = data.o, n = data.n;
+    const bool cls = data.task == Task::kClassification;
+    max_rows_ = std::max(opt.batch, std::min(kEvalChunk, n));
+    // The device accumulates the per-element MSE sum: a per-row loss needs / O.
+    loss_per_row_div_ = cls ? 1.0 : static_cast<double>(O);
+    check_memory_fits();
+
+    TB_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    TB_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    TB_CUBLAS_CHECK(cublasCreate(&cublas_));
+    cuda::set_tf32(cublas_, opt.precision == "tf32");
+    // A fixed workspace: cuBLAS must not allocate while a CUDA graph is captured.
+    // cublasSetStream resets the workspace, so the stream is set first (and
+    // tb::cuda::gemm only calls it again when the stream changes, which it never does).
+    workspace_bytes_ = int64_t{32} << 20;
+    TB_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
+    TB_CUBLAS_CHECK(cublasSetWorkspace(cublas_, arena_.alloc<char>(workspace_bytes_), workspace_bytes_));
+
+    params_ = arena_.alloc<float>(layout_.total);
+    grads_ = arena_.alloc<float>(layout_.total);
+    velocity_ = arena_.alloc<float>(layout_.total);
+    acts_.assign(m.layers.size(), nullptr);
+    for (size_t l = 1; l < m.layers.size(); ++l) acts_[l] = arena_.alloc<float>(max_rows_ * m.layers[l]);
+    delta_ = arena_.alloc<float>(max_rows_ * m.max_width());
+    delta_prev_ = arena_.alloc<float>(max_rows_ * m.max_width());
+    for (int i = 0; i < 2; ++i) {
+      xb_[i] = arena_.alloc<float>(max_rows_ * D);
+      if (cls) lb_[i] = arena_.alloc<int32_t>(max_rows_);
+      else yb_[i] = arena_.alloc<float>(max_rows_ * O);
+      TB_CUDA_CHECK(cudaEventCreateWithFlags(&staged_[i], cudaEventDisableTiming));
+      TB_CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[i], cudaEventDisableTiming));
+    }
+    order_ = arena_.alloc<int64_t>(n);
+    max_steps_ = (n + opt.batch - 1) / opt.batch;
+    step_loss_ = arena_.alloc<double>(max_steps_ + 2);  // + eval loss sum and graph scratch
+    hits_ = arena_.alloc<unsigned long long>(1);
+    TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&step_loss_host_),
+                                 sizeof(double) * static_cast<size_t>(max_steps_ + 2)));
+
+    if (opt.data_on_device) {
+      xd_ = arena_.alloc<float>(n * D);
+      if (cls) ld_ = arena_.alloc<int32_t>(n);
+      else yd_ = arena_.alloc<float>(n * O);
+    } else {
+      // Pinned + mapped: the copy stream reads batches straight from host memory.
+      register_host(data.x.data(), data.x.size() * sizeof(float), &xd_);
+      if (cls) register_host(data.labels.data(), data.labels.size() * sizeof(int32_t), &ld_);
+      else register_host(data.y.data(), data.y.size() * sizeof(float), &yd_);
+    }
+    marks_.resize(static_cast<size_t>(max_steps_ * kMarks));
+    for (cudaEvent_t& e : marks_) TB_CUDA_CHECK(cudaEventCreate(&e));
+    TB_CUDA_CHECK(cudaEventCreate(&upload_start_));
+    TB_CUDA_CHECK(cudaEventCreate(&upload_end_));
+  }
+
+  ~CudaTrainer() override {
+    cudaSetDevice(opt_.device);
+    for (cudaGraphExec_t g : graph_exec_) {
+      if (g) TB_CUDA_WARN(cudaGraphExecDestroy(g));
+    }
+    for (cudaEvent_t e : marks_) TB_CUDA_WARN(cudaEventDestroy(e));
+    for (int i = 0; i < 2; ++i) {
+      if (staged_[i]) TB_CUDA_WARN(cudaEventDestroy(staged_[i]));
+      if (consumed_[i]) TB_CUDA_WARN(cudaEventDestroy(consumed_[i]));
+    }
+    if (upload_start_) TB_CUDA_WARN(cudaEventDestroy(upload_start_));
+    if (upload_end_) TB_CUDA_WARN(cudaEventDestroy(upload_end_));
+    for (void* p : registered_) TB_CUDA_WARN(cudaHostUnregister(p));
+    if (step_loss_host_) TB_CUDA_WARN(cudaFreeHost(step_loss_host_));
+    if (cublas_) cublasDestroy(cublas_);
+    if (compute_) TB_CUDA_WARN(cudaStreamDestroy(compute_));
+    if (copy_) TB_CUDA_WARN(cudaStreamDestroy(copy_));
+  }
+
+  void set_params(const std::vector<float>& params) override {
+    TB_CUDA_CHECK(cudaMemcpyAsync(params_, params.data(), params.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                  compute_));
+    TB_CUDA_CHECK(cudaMemsetAsync(velocity_, 0, params.size() * sizeof(float), compute_));
+    TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    needs_upload_ = opt_.data_on_device;  // each repetition starts by uploading its data
+  }
+
+  std::vector<float> params() const override {
+    std::vector<float> p(static_cast<size_t>(layout_.total));
+    TB_CUDA_CHECK(cudaMemcpy(p.data(), params_, p.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return p;
+  }
+
+  std::string precision() const override { return opt_.precision; }
+  std::string devices() const override { return std::to_string(opt_.device); }
+  int64_t peak_device_mem_bytes() const override { return arena_.held_bytes(); }
+
+  PhaseTimes take_phase_times() override {
+    const PhaseTimes t = phases_;
+    phases_ = PhaseTimes{};
+    return t;
+  }
+
+  EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
+    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
+    if (needs_upload_) upload();
+    // The epoch's visiting order, for the gathers (shuffled) — one small copy.
+    const bool shuffled = !is_identity(*plan.order);
+    if (shuffled) {  // on the stream that gathers: copy (host placement) or compute
+      TB_CUDA_CHECK(cudaMemcpyAsync(order_, plan.order->data(), plan.order->size() * sizeof(int64_t),
+                                    cudaMemcpyHostToDevice, opt_.data_on_device ? compute_ : copy_));
+    }
+    TB_CUDA_CHECK(cudaMemsetAsync(step_loss_, 0, sizeof(double) * static_cast<size_t>(plan.num_batches), compute_));
+    auto rows_of = [&](int64_t step) { return std::min(plan.batch, plan.rows - step * plan.batch); };
+    if (opt_.data_on_device) {
+      for (int64_t s = 0; s < plan.num_batches; ++s) {
+        cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+        TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
+        const Batch b = device_batch(plan, s * plan.batch, rows_of(s), shuffled);
+        TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
+        train_step(b, rows_of(s), plan.batch, s, 0);
+      }
+    } else {
+      // Host placement: the double-buffer schedule (harness/transfer_schedule.h).
+      TB_CUDA_CHECK(cudaEventRecord(consumed_[0], compute_));
+      TB_CUDA_CHECK(cudaEventRecord(consumed_[1], compute_));
+      for (const StagingOp& op : double_buffer_schedule(plan.num_batches)) {
+        cudaEvent_t* mk = &marks_[static_cast<size_t>(op.step * kMarks)];
+        switch (op.kind) {
+          case StagingOp::kCopyWaitsConsumed:
+            TB_CUDA_CHECK(cudaStreamWaitEvent(copy_, consumed_[op.buffer], 0));
+            break;
+          case StagingOp::kCopyFills:
+            fill(op.buffer, op.step * plan.batch, rows_of(op.step), shuffled, copy_);
+            break;
+          case StagingOp::kCopyRecordsStaged:
+            TB_CUDA_CHECK(cudaEventRecord(staged_[op.buffer], copy_));
+            break;
+          case StagingOp::kComputeWaitsStaged:  // the wait is what transfer costs the step
+            TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
+            TB_CUDA_CHECK(cudaStreamWaitEvent(compute_, staged_[op.buffer], 0));
+            TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
+            break;
+          case StagingOp::kComputeTrains:
+            train_step(staged(op.buffer), rows_of(op.step), plan.batch, op.step, op.buffer);
+            break;
+          case StagingOp::kComputeRecordsConsumed:
+            TB_CUDA_CHECK(cudaEventRecord(consumed_[op.buffer], compute_));
+            break;
+        }
+      }
+    }
+    // The epoch's one synchronisation: per-step losses and phase events.
+    TB_CUDA_CHECK(cudaMemcpyAsync(step_loss_host_, step_loss_, sizeof(double) * static_cast<size_t>(plan.num_batches),
+                                  cudaMemcpyDeviceToHost, compute_));
+    TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    accumulate_phase_times(plan);
+
+    EpochResult r;
+    double sum = 0;
+    for (int64_t s = 0; s < plan.num_batches; ++s) {
+      const int64_t count = std::min(plan.batch, plan.rows - s * plan.batch);
+      const double l = step_loss_host_[s] / (static_cast<double>(count) * loss_per_row_div_);
+      if (!std::isfinite(l)) {
+        r.nonfinite_step = s;
+        break;
+      }
+      sum += l;
+      ++r.steps;
+    }
+    r.mean_loss = r.steps ? sum / static_cast<double>(r.steps) : 0.0;
+    if (on_step && r.steps > 0) on_step(r.steps - 1, r.mean_loss);  // progress once per epoch: no per-step sync
+    return r;
+  }
+
+  EvalResult evaluate() override {
+    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
+    if (needs_upload_) upload();
+    double* sum = step_loss_ + max_steps_;
+    TB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), compute_));
+    TB_CUDA_CHECK(cudaMemsetAsync(hits_, 0, sizeof(unsigned long long), compute_));
+    const int64_t chunk = std::min(kEvalChunk, max_rows_);
+    for (int64_t r0 = 0; r0 < data_.n; r0 += chunk) {
+      const int64_t cnt = std::min(chunk, data_.n - r0);
+      const Batch b = contiguous(r0);
+      forward(b.x, cnt);
+      loss(b, cnt, cnt, nullptr, sum, hits_);
+    }
+    double loss_sum = 0;
+    unsigned long long hits = 0;
+    TB_CUDA_CHECK(cudaMemcpyAsync(&loss_sum, sum, sizeof loss_sum, cudaMemcpyDeviceToHost, compute_));
+    TB_CUDA_CHECK(cudaMemcpyAsync(&hits, hits_, sizeof hits, cudaMemcpyDeviceToHost, compute_));
+    TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    EvalResult e;
+    e.loss = loss_sum / (static_cast<double>(data_.n) * loss_per_row_div_);
+    if (data_.task == Task::kClassification) e.accuracy = static_cast<double>(hits) / static_cast<double>(data_.n);
+    return e;
+  }
+
+ private:
+  struct Batch {
+    const float* x = nullptr;
+    const float* y = nullptr;
+    const int32_t* labels = nullptr;
+  };
+
+  static bool is_identity(const std::vector<int64_t>& order) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i] != static_cast<int64_t>(i)) return false;
+    }
+    return true;
+  }
+
+  // Bytes the constructor will allocate; refuses early with the numbers when they cannot fit.
+  void check_memory_fits() const {
+    const ModelSpec& m = opt_.model;
+    int64_t floats = 3 * layout_.total + 2 * max_rows_ * m.max_width() + 2 * max_rows_ * (data_.d + data_.o);
+    for (size_t l = 1; l < m.layers.size(); ++l) floats += max_rows_ * m.layers[l];
+    if (opt_.data_on_device) floats += data_.n * (data_.d + data_.o);
+    const int64_t bytes = floats * 4 + data_.n * 8;
+    size_t free_b = 0, total_b = 0;
+    TB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (static_cast<size_t>(bytes) > free_b) {
+      throw Error("out of device memory (needs ~" + std::to_string(bytes >> 20) + " MiB, free " +
+                  std::to_string(free_b >> 20) + " MiB)");
+    }
+  }
+
+  template <class T>
+  void register_host(const T* host, size_t bytes, T** device_view) {
+    void* p = const_cast<T*>(host);
+    TB_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterMapped));
+    registered_.push_back(p);
+    void* dev = nullptr;
+    TB_CUDA_CHECK(cudaHostGetDevicePointer(&dev, p, 0));
+    *device_view = static_cast<T*>(dev);
+  }
+
+  // Device placement: the whole dataset, once per repetition, timed as transfer.
+  void upload() {
+    TB_CUDA_CHECK(cudaEventRecord(upload_start_, compute_));
+    TB_CUDA_CHECK(cudaMemcpyAsync(xd_, data_.x.data(), data_.x.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                  compute_));
+    if (ld_) {
+      TB_CUDA_CHECK(cudaMemcpyAsync(ld_, data_.labels.data(), data_.labels.size() * sizeof(int32_t),
+                                    cudaMemcpyHostToDevice, compute_));
+    } else {
+      TB_CUDA_CHECK(cudaMemcpyAsync(yd_, data_.y.data(), data_.y.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                    compute_));
+    }
+    TB_CUDA_CHECK(cudaEventRecord(upload_end_, compute_));
+    TB_CUDA_CHECK(cudaEventSynchronize(upload_end_));
+    float ms = 0;
+    TB_CUDA_CHECK(cudaEventElapsedTime(&ms, upload_start_, upload_end_));
+    phases_.transfer_s += ms * 1e-3;
+    needs_upload_ = false;
+  }
+
+  // Rows from r0 on, read in place from the (device or mapped) dataset.
+  Batch contiguous(int64_t r0) const {
+    Batch b;
+    b.x = xd_ + r0 * data_.d;
+    if (ld_) b.labels = ld_ + r0;
+    else b.y = yd_ + r0 * data_.o;
+    return b;
+  }
+
+  // Writes batch rows into staging buffer i on `stream`: a gather (shuffled) or one copy.
+  void fill(int i, int64_t begin, int64_t count, bool shuffled, cudaStream_t stream) {
+    const int64_t D = data_.d, O = data_.o;
+    if (shuffled) {
+      cuda::gather_rows(xd_, order_ + begin, count, D, xb_[i], stream);
+      if (ld_) cuda::gather_labels(ld_, order_ + begin, count, lb_[i], stream);
+      else cuda::gather_rows(yd_, order_ + begin, count, O, yb_[i], stream);
+    } else {
+      TB_CUDA_CHECK(cudaMemcpyAsync(xb_[i], xd_ + begin * D, static_cast<size_t>(count * D) * sizeof(float),
+                                    cudaMemcpyDefault, stream));
+      if (ld_) {
+        TB_CUDA_CHECK(cudaMemcpyAsync(lb_[i], ld_ + begin, static_cast<size_t>(count) * sizeof(int32_t),
+                                      cudaMemcpyDefault, stream));
+      } else {
+        TB_CUDA_CHECK(cudaMemcpyAsync(yb_[i], yd_ + begin * O, static_cast<size_t>(count * O) * sizeof(float),
+                                      cudaMemcpyDefault, stream));
+      }
+    }
+  }
+
+  Batch staged(int i) const {
+    Batch b;
+    b.x = xb_[i];
+    b.y = yb_[i];
+    b.labels = lb_[i];
+    return b;
+  }
+
+  // Device placement: a batch is read in place when unshuffled, else gathered on
+  // the device into staging buffer 0 (a graphed step always reads buffer 0).
+  Batch device_batch(const EpochPlan& plan, int64_t begin, int64_t count, bool shuffled) {
+    const bool graphed = opt_.cuda_graph && count == plan.batch;
+    if (!shuffled && !graphed) return contiguous(begin);
+    fill(0, begin, count, shuffled, compute_);
+    return staged(0);
+  }
+
+  // Forward + loss + backward + update of step s on batch b (marks 2..4 after it),
+  // replayed from a graph for full batches with --cuda-graph.
+  void train_step(const Batch& b, int64_t count, int64_t full_batch, int64_t s, int buf) {
+    cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+    if (opt_.cuda_graph && count == full_batch) {
+      replay_step(b, count, s, buf);
+      for (int k = 2; k < kMarks; ++k) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
+      return;
+    }
+    forward(b.x, count);
+    loss(b, count, count, delta_, step_loss_ + s, nullptr);
+    TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
+    backward(b.x, count);
+    TB_CUDA_CHECK(cudaEventRecord(mk[3], compute_));
+    update();
+    TB_CUDA_CHECK(cudaEventRecord(mk[4], compute_));
+  }
+
+  // acts_[l] for l = 1..L from x (count x D): Z = A W^T (GEMM NT), then bias (+ReLU).
+  void forward(const float* x, int64_t count) {
+    const int L = opt_.model.num_layers();
+    for (int l = 0; l < L; ++l) {
+      const LayerView& v = layout_.layers[l];
+      const float* a = l == 0 ? x : acts_[l];
+      cuda::gemm(cublas_, false, true, count, v.out, v.in, 1.0f, a, v.in, params_ + v.w_offset, v.in, 0.0f,
+                 acts_[l + 1], v.out, compute_);
+      cuda::bias_act_forward(acts_[l + 1], params_ + v.b_offset, count, v.out, l + 1 < L, compute_);
+    }
+  }
+
+  // Adds the batch's loss sum into *sum (MSE: the sum over all B x O elements;
+  // cross-entropy: over the B rows) and writes dZ_L, scaled for the mean over the
+  // global batch, into grad (nullptr: evaluation only).
+  void loss(const Batch& b, int64_t count, int64_t global_rows, float* grad, double* sum, unsigned long long* hits) {
+    const int64_t O = data_.o;
+    const float* out = acts_.back();
+    if (data_.task == Task::kRegression) {
+      cuda::mse_loss_grad(out, b.y, count, O, 1.0f / static_cast<float>(global_rows * O), grad, sum, compute_);
+    } else {
+      cuda::softmax_xent_loss_grad(out, b.labels, count, O, 1.0f / static_cast<float>(global_rows), grad, sum, hits,
+                                   compute_);
+    }
+  }
+
+  // Gradients from delta_ = dZ_L: dW = dZ^T A (TN), db = column sums, dA = dZ W (NN) masked by ReLU.
+  void backward(const float* x, int64_t count) {
+    float* d = delta_;
+    float* dp = delta_prev_;
+    for (int l = opt_.model.num_layers() - 1; l >= 0; --l) {
+      const LayerView& v = layout_.layers[l];
+      const float* a = l == 0 ? x : acts_[l];
+      cuda::gemm(cublas_, true, false, v.out, v.in, count, 1.0f, d, v.out, a, v.in, 0.0f, grads_ + v.w_offset, v.in,
+                 compute_);
+      cuda::column_sum(d, count, v.out, grads_ + v.b_offset, compute_);
+      if (l == 0) break;
+      cuda::gemm(cublas_, false, false, count, v.in, v.out, 1.0f, d, v.out, params_ + v.w_offset, v.in, 0.0f, dp,
+                 v.in, compute_);
+      cuda::relu_backward(dp, a, count, v.in, compute_);
+      std::swap(d, dp);
+    }
+  }
+
+  void update() {
+    cuda::sgd_update(params_, grads_, velocity_, layout_.total, static_cast<float>(opt_.lr),
+                     static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay), compute_);
+  }
+
+  // --cuda-graph: forward + loss + backward + update of a full batch read from
+  // staging buffer `buf`, captured once per buffer (host placement alternates two);
+  // the step's loss lands in a scratch slot that a small copy moves to
+  // step_loss_[s] after each replay.
+  void replay_step(const Batch& b, int64_t count, int64_t s, int buf) {
+    double* scratch = step_loss_ + max_steps_ + 1;
+    cudaGraphExec_t& exec = graph_exec_[buf];
+    if (!exec) {
+      cudaGraph_t graph = nullptr;
+      TB_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
+      TB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(double), compute_));
+      forward(b.x, count);
+      loss(b, count, count, delta_, scratch, nullptr);
+      backward(b.x, count);
+      update();
+      TB_CUDA_CHECK(cudaStreamEndCapture(compute_, &graph));
+      const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+      TB_CUDA_WARN(cudaGraphDestroy(graph));
+      TB_CUDA_CHECK(inst);
+    }
+    TB_CUDA_CHECK(cudaGraphLaunch(exec, compute_));
+    TB_CUDA_CHECK(cudaMemcpyAsync(step_loss_ + s, scratch, sizeof(double), cudaMemcpyDeviceToDevice, compute_));
+  }
+
+  // Event-timed phases of every step of the epoch. A graphed step is one launch:
+  // only its batch staging is attributed; the rest shows as "other" in reports.
+  void accumulate_phase_times(const EpochPlan& plan) {
+    for (int64_t s = 0; s < plan.num_batches; ++s) {
+      const cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+      float ms[kMarks - 1] = {};
+      for (int k = 0; k + 1 < kMarks; ++k) TB_CUDA_CHECK(cudaEventElapsedTime(&ms[k], mk[k], mk[k + 1]));
+      phases_.transfer_s += ms[0] * 1e-3;
+      const int64_t count = std::min(plan.batch, plan.rows - s * plan.batch);
+      if (opt_.cuda_graph && count == plan.batch) continue;
+      phases_.forward_s += ms[1] * 1e-3;
+      phases_.backward_s += ms[2] * 1e-3;
+      phases_.optimizer_s += ms[3] * 1e-3;
+    }
+  }
+
+  const Dataset& data_;
+  TrainOptions opt_;
+  ParamLayout layout_;
+  int64_t max_rows_ = 0, max_steps_ = 0;
+  DeviceArena arena_;
+  cudaStream_t compute_ = nullptr, copy_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  float *params_ = nullptr, *grads_ = nullptr, *velocity_ = nullptr, *delta_ = nullptr, *delta_prev_ = nullptr;
+  std::vector<float*> acts_;
+  float* xb_[2] = {nullptr, nullptr};
+  float* yb_[2] = {nullptr, nullptr};
+  int32_t* lb_[2] = {nullptr, nullptr};
+  float* xd_ = nullptr;     // dataset X on the device, or the mapped view of the host copy
+  float* yd_ = nullptr;
+  int32_t* ld_ = nullptr;
+  int64_t* order_ = nullptr;
+  double* step_loss_ = nullptr;  // [max_steps_] per-step sums, then eval sum, then graph scratch
+  double* step_loss_host_ = nullptr;
+  unsigned long long* hits_ = nullptr;
+  cudaEvent_t staged_[2] = {nullptr, nullptr}, consumed_[2] = {nullptr, nullptr};
+  cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr;
+  std::vector<cudaEvent_t> marks_;
+  std::vector<void*> registered_;
+  cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};
+  int64_t workspace_bytes_ = 0;
+  double loss_per_row_div_ = 1;
+  bool needs_upload_ = false;
+  PhaseTimes phases_;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda"; }
+  std::string description() const override { return "1 GPU, cuBLAS GEMMs + fused kernels"; }
+  Availability availability() const override {
+    const GpuInventory g = gpu_inventory();
+    if (!g.usable) return {false, g.reason};
+    return {true, ""};
+  }
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
+    const GpuInventory g = gpu_inventory();
+    if (opt.device < 0 || opt.device >= static_cast<int>(g.gpus.size())) {
+      throw Error("--device: " + std::to_string(opt.device) + " is not a visible GPU (found " +
+                  std::to_string(g.gpus.size()) + ")");
+    }
+    return std::make_unique<CudaTrainer>(data, opt);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+}  // namespace tb

@@ -1,0 +1,38 @@
+// kernels/cuda/check.cu — names and descriptions of cuBLAS status codes for the
+// TB_CUBLAS_CHECK message (kernels/cuda/check.h). Host code only; no device needed.
+// Every cublasStatus_t of cublas_api.h (CUDA 13) is listed; anything else (a newer
+// header) falls back to cuBLAS's own cublasGetStatusString.
+#include "kernels/cuda/check.h"
+
+namespace tb::cuda {
+
+const char* cublas_status_string(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS (the operation completed successfully)";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED (the cuBLAS library was not initialized: no handle, "
+             "or the CUDA runtime could not start)";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED (resource allocation failed inside cuBLAS)";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE (an unsupported value or parameter was passed: "
+             "negative size, leading dimension too small, ...)";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH (the function needs a feature absent from the "
+             "device architecture)";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+      return "CUBLAS_STATUS_MAPPING_ERROR (an access to GPU memory space failed)";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED (the GPU program failed to execute)";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+      return "CUBLAS_STATUS_INTERNAL_ERROR (an internal cuBLAS operation failed)";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED (the functionality requested is not supported)";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+      return "CUBLAS_STATUS_LICENSE_ERROR (the functionality requested requires a license)";
+  }
+  return cublasGetStatusString(s);
+}
+
+}  // namespace tb::cuda
