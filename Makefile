@@ -49,6 +49,7 @@ compare:
 
 microbench: build
 	./$(BUILD)/bench/tb_microbench_cpu --benchmark_counters_tabular=true
+	@if [ -x ./$(BUILD)/bench/tb_microbench_cuda ]; then ./$(BUILD)/bench/tb_microbench_cuda --benchmark_counters_tabular=true; fi
 
 clean:
 	rm -rf $(BUILD)

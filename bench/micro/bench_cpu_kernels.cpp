@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/micro/bench_flags.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 
@@ -213,18 +214,7 @@ void register_all(bool smoke) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Strip our own flag before Google Benchmark parses (and rejects) unknown ones.
-  bool smoke = false;
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--tb_smoke") == 0) {
-      smoke = true;
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  argc = kept;
-  argv[argc] = nullptr;
+  const bool smoke = tb::bench::take_flag(&argc, argv, "--tb_smoke");
 
   register_all(smoke);
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));

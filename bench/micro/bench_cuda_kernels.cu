@@ -24,11 +24,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/micro/bench_flags.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
 
 namespace {
+
+using tb::cuda::DeviceBuffer;
 
 constexpr int kBatch = 10;  // calls per timed iteration (kernels and GEMMs)
 
@@ -40,43 +44,6 @@ struct Gpu {
 };
 Gpu g_gpu;
 
-std::string no_device_reason() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
-  if (count == 0) return "no usable CUDA device: cudaGetDeviceCount returned 0";
-  cudaDeviceProp prop{};
-  const cudaError_t perr = cudaGetDeviceProperties(&prop, 0);
-  if (perr != cudaSuccess) return std::string("CUDA device 0 unusable: ") + cudaGetErrorString(perr);
-  if (prop.major < 8)
-    return "CUDA device 0 (" + std::string(prop.name) + ") has compute capability " + std::to_string(prop.major) + "." +
-           std::to_string(prop.minor) + "; the kernels are built for 8.0 and newer";
-  return "";
-}
-
-template <class T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(int64_t n) : n_(n) {
-    TB_CUDA_CHECK(cudaMalloc(&ptr_, static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(T)));
-  }
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(static_cast<int64_t>(host.size())) {
-    TB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~DeviceBuffer() { TB_CUDA_WARN(cudaFree(ptr_)); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  T* get() const { return ptr_; }
-  std::vector<T> download() const {
-    std::vector<T> host(static_cast<size_t>(n_));
-    TB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  int64_t n_;
-  T* ptr_ = nullptr;
-};
 
 std::vector<float> random_vec(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
@@ -367,22 +334,11 @@ void add_device_context() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Strip our own flag before Google Benchmark parses (and rejects) unknown ones.
-  bool smoke = false;
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--tb_smoke") == 0) {
-      smoke = true;
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  argc = kept;
-  argv[argc] = nullptr;
+  const bool smoke = tb::bench::take_flag(&argc, argv, "--tb_smoke");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
-  const std::string reason = no_device_reason();
+  const std::string reason = tb::cuda::unusable_device_reason();
   if (!reason.empty()) {
     std::printf("tb_microbench_cuda: skipped: %s\n", reason.c_str());
     return 0;

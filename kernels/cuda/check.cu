@@ -3,6 +3,9 @@
 // Every cublasStatus_t of cublas_api.h (CUDA 13) is listed; anything else (a newer
 // header) falls back to cuBLAS's own cublasGetStatusString.
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
+
+#include <string>
 
 namespace tb::cuda {
 
@@ -33,6 +36,26 @@ const char* cublas_status_string(cublasStatus_t s) {
       return "CUBLAS_STATUS_LICENSE_ERROR (the functionality requested requires a license)";
   }
   return cublasGetStatusString(s);
+}
+
+std::string unusable_device_reason() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
+  }
+  if (count == 0) return "no usable CUDA device: cudaGetDeviceCount returned 0";
+  cudaDeviceProp prop{};
+  const cudaError_t perr = cudaGetDeviceProperties(&prop, 0);
+  if (perr != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("CUDA device 0 unusable: ") + cudaGetErrorString(perr);
+  }
+  if (prop.major < 8)
+    return "CUDA device 0 (" + std::string(prop.name) + ") has compute capability " + std::to_string(prop.major) + "." +
+           std::to_string(prop.minor) + "; the kernels are built for 8.0 and newer";
+  return "";
 }
 
 }  // namespace tb::cuda

@@ -9,9 +9,9 @@
 #include <cmath>
 
 #include "datasets/shuffle.h"
-#include "datasets/synthetic.h"
 #include "harness/backend.h"
 #include "harness/host_info.h"
+#include "tests/harness/test_helpers.h"
 
 namespace tb {
 namespace {
@@ -24,16 +24,7 @@ class CudaBackend : public ::testing::Test {
   }
 };
 
-Dataset make_data(Task task, int64_t n, int64_t d, int64_t o) {
-  DatasetSpec s;
-  s.kind = task == Task::kRegression ? "synthetic-regression" : "synthetic-classification";
-  s.task = task;
-  s.n = n;
-  s.d = d;
-  s.o = o;
-  s.seed = 5;
-  return make_synthetic(s);
-}
+Dataset make_data(Task task, int64_t n, int64_t d, int64_t o) { return test::synthetic(task, n, d, o, 5); }
 
 struct Trained {
   std::vector<float> params;

@@ -23,6 +23,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/error.h"
@@ -159,62 +160,9 @@ TEST(CudaChecks, OpsRejectBadArgumentsBeforeTouchingTheDevice) {
 
 // ---- device fixture ----------------------------------------------------------------------
 
-// Why no device is usable (empty when one is): no device, a driver/runtime problem,
-// or a GPU older than the built architectures (sm_80 and up: atomicAdd(double*), cuBLAS).
-std::string no_device_reason() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
-  }
-  if (count == 0) return "no usable CUDA device: cudaGetDeviceCount returned 0";
-  cudaDeviceProp prop{};
-  const cudaError_t perr = cudaGetDeviceProperties(&prop, 0);
-  if (perr != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("CUDA device 0 unusable: ") + cudaGetErrorString(perr);
-  }
-  if (prop.major < 8)
-    return "CUDA device 0 (" + std::string(prop.name) + ") has compute capability " + std::to_string(prop.major) + "." +
-           std::to_string(prop.minor) + "; the kernels are built for 8.0 and newer";
-  return "";
-}
-
-// Owning device buffer of n elements (cudaMalloc; freed with a warning on failure).
-template <class T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(int64_t n) : n_(n) {
-    if (n > 0) TB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), static_cast<size_t>(n) * sizeof(T)));
-  }
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(static_cast<int64_t>(host.size())) { upload(host); }
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) TB_CUDA_WARN(cudaFree(ptr_));
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  T* get() const { return ptr_; }
-  void upload(const std::vector<T>& host) {
-    if (n_ > 0)
-      TB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), static_cast<size_t>(n_) * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  std::vector<T> download() const {
-    std::vector<T> host(static_cast<size_t>(n_));
-    if (n_ > 0)
-      TB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, static_cast<size_t>(n_) * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
- private:
-  int64_t n_ = 0;
-  T* ptr_ = nullptr;
-};
-
 class CudaKernels : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { reason_ = new std::string(no_device_reason()); }
+  static void SetUpTestSuite() { reason_ = new std::string(tb::cuda::unusable_device_reason()); }
   static void TearDownTestSuite() {
     delete reason_;
     reason_ = nullptr;
