@@ -17,6 +17,9 @@ std::unique_ptr<Backend> make_cpu_ddp_backend();
 #if defined(TB_HAVE_CUDA_BACKEND)
 std::unique_ptr<Backend> make_cuda_backend();
 #endif
+#if defined(TB_HAVE_CUDA_DDP)
+std::unique_ptr<Backend> make_cuda_ddp_backend();
+#endif
 
 const std::vector<std::unique_ptr<Backend>>& all_backends() {
   static const std::vector<std::unique_ptr<Backend>> list = [] {
@@ -28,7 +31,12 @@ const std::vector<std::unique_ptr<Backend>>& all_backends() {
 #else
     v.push_back(make_unavailable_backend("cuda"));
 #endif
-    for (const char* n : {"cuda-dp", "cuda-ddp"}) v.push_back(make_unavailable_backend(n));
+    v.push_back(make_unavailable_backend("cuda-dp"));
+#if defined(TB_HAVE_CUDA_DDP)
+    v.push_back(make_cuda_ddp_backend());
+#else
+    v.push_back(make_unavailable_backend("cuda-ddp"));
+#endif
 #if defined(TB_HAVE_MPI)
     v.push_back(make_cpu_ddp_backend());
 #else

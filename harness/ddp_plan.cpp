@@ -1,7 +1,11 @@
 // harness/ddp_plan.cpp — see ddp_plan.h.
 #include "harness/ddp_plan.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
@@ -58,6 +62,19 @@ Fault fault_from_env() {
                                 env + "')");
   }
   return f;
+}
+
+void inject_fault(const std::string& kind, int rank, int64_t step) {
+  const std::string where =
+      "injected fault '" + kind + "' on rank " + std::to_string(rank) + " at step " + std::to_string(step);
+  std::fprintf(stderr, "trainbench: %s\n", where.c_str());
+  std::fflush(stderr);
+  if (kind == "exit") std::exit(3);
+  if (kind == "kill") ::raise(SIGKILL);
+  if (kind == "hang") {
+    for (;;) ::pause();
+  }
+  throw std::runtime_error(where);
 }
 
 }  // namespace tb

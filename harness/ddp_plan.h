@@ -61,4 +61,7 @@ struct Fault {
 };
 Fault fault_from_env();
 
+// Carries out a throw/exit/kill/hang fault (the message names rank and step).
+[[noreturn]] void inject_fault(const std::string& kind, int rank, int64_t step);
+
 }  // namespace tb

@@ -51,7 +51,7 @@ std::string join_command_line(int argc, char** argv) {
 // This process's rank for multi-process backends (starts MPI for them), else 0.
 int process_rank(const RunConfig& c) {
 #if defined(TB_HAVE_MPI)
-  if (c.backend == "cpu-ddp") return mpi_world(c.comm_timeout_s)->rank();
+  if (c.backend == "cpu-ddp" || c.backend == "cuda-ddp") return mpi_world(c.comm_timeout_s)->rank();
 #else
   (void)c;
 #endif

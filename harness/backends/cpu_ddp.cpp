@@ -7,8 +7,6 @@
 // same SGD update. The step loss is summed over ranks, so a non-finite loss stops
 // every rank at the same step. Only rank 0 writes results; times are max over ranks.
 #include <omp.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -127,7 +125,7 @@ class CpuDdpTrainer final : public StepTrainer {
  private:
   double step_or_throw(const int64_t* rows, int64_t count, int64_t global_rows) {
     if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
-      inject(fault_.kind);
+      inject_fault(fault_.kind, comm_->rank(), steps_);
     }
     if (opt_.deterministic) return deterministic_step(rows, count, global_rows);
     Stopwatch sw;
@@ -232,19 +230,6 @@ class CpuDdpTrainer final : public StepTrainer {
                     static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay));
     phases_.optimizer_s += sw.lap();
     return all_loss_[0] / static_cast<double>(count);
-  }
-
-  [[noreturn]] void inject(const std::string& kind) {
-    const std::string where = "injected fault '" + kind + "' on rank " + std::to_string(comm_->rank()) +
-                              " at step " + std::to_string(steps_);
-    std::fprintf(stderr, "trainbench: %s\n", where.c_str());
-    std::fflush(stderr);
-    if (kind == "exit") std::exit(3);
-    if (kind == "kill") ::raise(SIGKILL);
-    if (kind == "hang") {
-      for (;;) ::pause();
-    }
-    throw std::runtime_error(where);
   }
 
   TrainOptions opt_;

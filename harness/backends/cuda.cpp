@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "harness/backend.h"
+#include "harness/backends/cuda_parallel.h"
+#include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/transfer_schedule.h"
 #include "kernels/cuda/check.h"
@@ -64,12 +66,21 @@ class DeviceArena {
 };
 
 // Phase boundaries of one step: [0] start, [1] batch ready, [2] forward+loss done,
-// [3] backward done, [4] update done.
-constexpr int kMarks = 5;
+// [3] backward done, [4] gradients reduced (data-parallel ranks), [5] update done.
+constexpr int kMarks = 6;
 
 class CudaTrainer final : public Trainer {
  public:
-  CudaTrainer(const Dataset& data, const TrainOptions& opt) : data_(data), opt_(opt), layout_(make_layout(opt.model)) {
+  CudaTrainer(const Dataset& data, const TrainOptions& opt, CudaParallel parallel)
+      : data_(data), opt_(opt), layout_(make_layout(opt.model)), par_(std::move(parallel)) {
+    if (par_.world) {
+      rank_ = par_.world->rank();
+      world_size_ = par_.world->size();
+    }
+    if (world_size_ > 1) fault_ = fault_from_env();
+    if (opt.cuda_graph && world_size_ > 1) {
+      throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");
+    }
     TB_CUDA_CHECK(cudaSetDevice(opt.device));
     const ModelSpec& m = opt.model;
     const int64_t D = data.d, O = data.o, n = data.n;
@@ -121,6 +132,7 @@ class CudaTrainer final : public Trainer {
       if (cls) register_host(data.labels.data(), data.labels.size() * sizeof(int32_t), &ld_);
       else register_host(data.y.data(), data.y.size() * sizeof(float), &yd_);
     }
+    if (par_.reducer) par_.reducer->bind(grads_, layout_);
     marks_.resize(static_cast<size_t>(max_steps_ * kMarks));
     for (cudaEvent_t& e : marks_) TB_CUDA_CHECK(cudaEventCreate(&e));
     TB_CUDA_CHECK(cudaEventCreate(&upload_start_));
@@ -146,7 +158,9 @@ class CudaTrainer final : public Trainer {
     if (copy_) TB_CUDA_WARN(cudaStreamDestroy(copy_));
   }
 
-  void set_params(const std::vector<float>& params) override {
+  void set_params(const std::vector<float>& params_in) override {
+    std::vector<float> params = params_in;
+    if (par_.world) par_.world->broadcast(params.data(), static_cast<int64_t>(params.size()), 0);  // rank 0's wins
     TB_CUDA_CHECK(cudaMemcpyAsync(params_, params.data(), params.size() * sizeof(float), cudaMemcpyHostToDevice,
                                   compute_));
     TB_CUDA_CHECK(cudaMemsetAsync(velocity_, 0, params.size() * sizeof(float), compute_));
@@ -163,10 +177,29 @@ class CudaTrainer final : public Trainer {
   std::string precision() const override { return opt_.precision; }
   std::string devices() const override { return std::to_string(opt_.device); }
   int64_t peak_device_mem_bytes() const override { return arena_.held_bytes(); }
+  int world_size() const override { return world_size_; }
+  bool is_root() const override { return rank_ == 0; }
+  int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
+  double allreduce_busy_s() const override { return last_busy_s_; }
+  int64_t allreduce_steps() const override { return last_busy_steps_; }
+  double max_over_ranks(double seconds) override {
+    if (par_.world) par_.world->allreduce_max(&seconds, 1);
+    return seconds;
+  }
 
   PhaseTimes take_phase_times() override {
-    const PhaseTimes t = phases_;
+    PhaseTimes t = phases_;
     phases_ = PhaseTimes{};
+    last_busy_s_ = busy_s_;
+    last_busy_steps_ = busy_steps_;
+    busy_s_ = 0;
+    busy_steps_ = 0;
+    if (par_.world) {  // the job's phases: max over ranks
+      double v[6] = {t.transfer_s, t.forward_s, t.backward_s, t.comm_s, t.optimizer_s, last_busy_s_};
+      par_.world->allreduce_max(v, 6);
+      t = PhaseTimes{v[0], v[1], v[2], v[3], v[4]};
+      last_busy_s_ = v[5];
+    }
     return t;
   }
 
@@ -180,14 +213,22 @@ class CudaTrainer final : public Trainer {
                                     cudaMemcpyHostToDevice, opt_.data_on_device ? compute_ : copy_));
     }
     TB_CUDA_CHECK(cudaMemsetAsync(step_loss_, 0, sizeof(double) * static_cast<size_t>(plan.num_batches), compute_));
+    if (par_.reducer) par_.reducer->begin_epoch(plan.num_batches);
+    // Global batch s has rows_of(s) rows; this rank trains its shard of them.
     auto rows_of = [&](int64_t step) { return std::min(plan.batch, plan.rows - step * plan.batch); };
+    auto shard = [&](int64_t step) {
+      const Shard sh = shard_of(rows_of(step), rank_, world_size_);
+      return std::pair<int64_t, int64_t>{step * plan.batch + sh.begin, sh.end - sh.begin};
+    };
     if (opt_.data_on_device) {
       for (int64_t s = 0; s < plan.num_batches; ++s) {
+        maybe_inject_fault();
         cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+        const auto [begin, local] = shard(s);
         TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
-        const Batch b = device_batch(plan, s * plan.batch, rows_of(s), shuffled);
+        const Batch b = local > 0 ? device_batch(plan, begin, local, shuffled) : Batch{};
         TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
-        train_step(b, rows_of(s), plan.batch, s, 0);
+        train_step(b, local, rows_of(s), plan.batch, s, 0);
       }
     } else {
       // Host placement: the double-buffer schedule (harness/transfer_schedule.h).
@@ -199,9 +240,11 @@ class CudaTrainer final : public Trainer {
           case StagingOp::kCopyWaitsConsumed:
             TB_CUDA_CHECK(cudaStreamWaitEvent(copy_, consumed_[op.buffer], 0));
             break;
-          case StagingOp::kCopyFills:
-            fill(op.buffer, op.step * plan.batch, rows_of(op.step), shuffled, copy_);
+          case StagingOp::kCopyFills: {
+            const auto [begin, local] = shard(op.step);
+            if (local > 0) fill(op.buffer, begin, local, shuffled, copy_);
             break;
+          }
           case StagingOp::kCopyRecordsStaged:
             TB_CUDA_CHECK(cudaEventRecord(staged_[op.buffer], copy_));
             break;
@@ -211,7 +254,8 @@ class CudaTrainer final : public Trainer {
             TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
             break;
           case StagingOp::kComputeTrains:
-            train_step(staged(op.buffer), rows_of(op.step), plan.batch, op.step, op.buffer);
+            maybe_inject_fault();
+            train_step(staged(op.buffer), shard(op.step).second, rows_of(op.step), plan.batch, op.step, op.buffer);
             break;
           case StagingOp::kComputeRecordsConsumed:
             TB_CUDA_CHECK(cudaEventRecord(consumed_[op.buffer], compute_));
@@ -224,6 +268,12 @@ class CudaTrainer final : public Trainer {
                                   cudaMemcpyDeviceToHost, compute_));
     TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
     accumulate_phase_times(plan);
+    if (par_.reducer) {
+      busy_s_ += par_.reducer->epoch_busy_seconds();
+      busy_steps_ += plan.num_batches;
+    }
+    // Every rank sees the global step losses, so all stop at the same non-finite step.
+    if (par_.world) par_.world->allreduce_sum(step_loss_host_, plan.num_batches);
 
     EpochResult r;
     double sum = 0;
@@ -249,8 +299,9 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), compute_));
     TB_CUDA_CHECK(cudaMemsetAsync(hits_, 0, sizeof(unsigned long long), compute_));
     const int64_t chunk = std::min(kEvalChunk, max_rows_);
-    for (int64_t r0 = 0; r0 < data_.n; r0 += chunk) {
-      const int64_t cnt = std::min(chunk, data_.n - r0);
+    const Shard mine = shard_of(data_.n, rank_, world_size_);  // each rank evaluates a slice
+    for (int64_t r0 = mine.begin; r0 < mine.end; r0 += chunk) {
+      const int64_t cnt = std::min(chunk, mine.end - r0);
       const Batch b = contiguous(r0);
       forward(b.x, cnt);
       loss(b, cnt, cnt, nullptr, sum, hits_);
@@ -260,6 +311,13 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaMemcpyAsync(&loss_sum, sum, sizeof loss_sum, cudaMemcpyDeviceToHost, compute_));
     TB_CUDA_CHECK(cudaMemcpyAsync(&hits, hits_, sizeof hits, cudaMemcpyDeviceToHost, compute_));
     TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    if (par_.world) {
+      double sums[2] = {loss_sum, static_cast<double>(hits)};
+      par_.world->allreduce_sum(sums, 2);
+      loss_sum = sums[0];
+      hits = static_cast<unsigned long long>(sums[1]);
+      check_ranks_agree();
+    }
     EvalResult e;
     e.loss = loss_sum / (static_cast<double>(data_.n) * loss_per_row_div_);
     if (data_.task == Task::kClassification) e.accuracy = static_cast<double>(hits) / static_cast<double>(data_.n);
@@ -371,22 +429,53 @@ class CudaTrainer final : public Trainer {
     return staged(0);
   }
 
-  // Forward + loss + backward + update of step s on batch b (marks 2..4 after it),
-  // replayed from a graph for full batches with --cuda-graph.
-  void train_step(const Batch& b, int64_t count, int64_t full_batch, int64_t s, int buf) {
+  // Forward + loss + backward (+ gradient reduction) + update of step s on this
+  // rank's `count` rows of a global batch of `global` rows (marks 2..5 after it);
+  // replayed from a graph for full batches with --cuda-graph (one GPU only).
+  void train_step(const Batch& b, int64_t count, int64_t global, int64_t full_batch, int64_t s, int buf) {
     cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
     if (opt_.cuda_graph && count == full_batch) {
       replay_step(b, count, s, buf);
       for (int k = 2; k < kMarks; ++k) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
       return;
     }
-    forward(b.x, count);
-    loss(b, count, count, delta_, step_loss_ + s, nullptr);
-    TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
-    backward(b.x, count);
+    if (count > 0) {
+      forward(b.x, count);
+      loss(b, count, global, delta_, step_loss_ + s, nullptr);
+      TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
+      backward(b.x, count, s);
+    } else {  // an empty shard (global batch smaller than the world) contributes zeros
+      TB_CUDA_CHECK(cudaMemsetAsync(grads_, 0, static_cast<size_t>(layout_.total) * sizeof(float), compute_));
+      TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
+      if (par_.reducer) {
+        for (int l = opt_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l, compute_);
+      }
+    }
     TB_CUDA_CHECK(cudaEventRecord(mk[3], compute_));
-    update();
+    if (par_.reducer) par_.reducer->finish(s, compute_);
     TB_CUDA_CHECK(cudaEventRecord(mk[4], compute_));
+    update();
+    TB_CUDA_CHECK(cudaEventRecord(mk[5], compute_));
+  }
+
+  // Test-only faults for data-parallel ranks (TB_FAULT, ddp_plan.h); `nan` is cpu-ddp only.
+  void maybe_inject_fault() {
+    ++steps_;
+    if (fault_.armed() && fault_.kind != "nan" && fault_.rank == rank_ && fault_.step == steps_) {
+      inject_fault(fault_.kind, rank_, steps_);
+    }
+  }
+
+  // Data-parallel ranks must end with identical parameters.
+  void check_ranks_agree() {
+    double sum = 0;
+    for (float v : params()) sum += v;
+    double minmax[2] = {sum, -sum};
+    par_.world->allreduce_max(minmax, 2);
+    if (minmax[0] != -minmax[1]) {
+      throw Error("ranks ended with different parameters (checksums " + std::to_string(-minmax[1]) + " .. " +
+                  std::to_string(minmax[0]) + ")");
+    }
   }
 
   // acts_[l] for l = 1..L from x (count x D): Z = A W^T (GEMM NT), then bias (+ReLU).
@@ -415,8 +504,9 @@ class CudaTrainer final : public Trainer {
     }
   }
 
-  // Gradients from delta_ = dZ_L: dW = dZ^T A (TN), db = column sums, dA = dZ W (NN) masked by ReLU.
-  void backward(const float* x, int64_t count) {
+  // Gradients from delta_ = dZ_L: dW = dZ^T A (TN), db = column sums, dA = dZ W (NN)
+  // masked by ReLU. A data-parallel rank hands each finished layer to the reducer.
+  void backward(const float* x, int64_t count, int64_t step = 0) {
     float* d = delta_;
     float* dp = delta_prev_;
     for (int l = opt_.model.num_layers() - 1; l >= 0; --l) {
@@ -425,6 +515,7 @@ class CudaTrainer final : public Trainer {
       cuda::gemm(cublas_, true, false, v.out, v.in, count, 1.0f, d, v.out, a, v.in, 0.0f, grads_ + v.w_offset, v.in,
                  compute_);
       cuda::column_sum(d, count, v.out, grads_ + v.b_offset, compute_);
+      if (par_.reducer) par_.reducer->layer_ready(step, l, compute_);
       if (l == 0) break;
       cuda::gemm(cublas_, false, false, count, v.in, v.out, 1.0f, d, v.out, params_ + v.w_offset, v.in, 0.0f, dp,
                  v.in, compute_);
@@ -474,7 +565,8 @@ class CudaTrainer final : public Trainer {
       if (opt_.cuda_graph && count == plan.batch) continue;
       phases_.forward_s += ms[1] * 1e-3;
       phases_.backward_s += ms[2] * 1e-3;
-      phases_.optimizer_s += ms[3] * 1e-3;
+      phases_.comm_s += ms[3] * 1e-3;  // exposed: what the update waited for the reduction
+      phases_.optimizer_s += ms[4] * 1e-3;
     }
   }
 
@@ -506,6 +598,12 @@ class CudaTrainer final : public Trainer {
   double loss_per_row_div_ = 1;
   bool needs_upload_ = false;
   PhaseTimes phases_;
+  CudaParallel par_;
+  int rank_ = 0, world_size_ = 1;
+  Fault fault_;  // set in the constructor for data-parallel ranks
+  int64_t steps_ = 0;
+  double busy_s_ = 0, last_busy_s_ = 0;
+  int64_t busy_steps_ = 0, last_busy_steps_ = 0;
 };
 
 class CudaBackend final : public Backend {
@@ -523,11 +621,15 @@ class CudaBackend final : public Backend {
       throw Error("--device: " + std::to_string(opt.device) + " is not a visible GPU (found " +
                   std::to_string(g.gpus.size()) + ")");
     }
-    return std::make_unique<CudaTrainer>(data, opt);
+    return std::make_unique<CudaTrainer>(data, opt, CudaParallel{});
   }
 };
 
 }  // namespace
+
+std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const TrainOptions& opt, CudaParallel parallel) {
+  return std::make_unique<CudaTrainer>(data, opt, std::move(parallel));
+}
 
 std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
 

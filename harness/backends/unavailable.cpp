@@ -56,9 +56,9 @@ std::unique_ptr<Backend> make_unavailable_backend(const std::string& name) {
     return std::make_unique<UnavailableBackend>(name, "1 process, N GPUs, DataParallel semantics", 2, false,
                                                 "issue #5");
   }
-  if (name == "cuda-ddp") {
+  if (name == "cuda-ddp") {  // only in builds without CUDA, NCCL or MPI
     return std::make_unique<UnavailableBackend>(name, "N processes x 1 GPU, NCCL, DDP semantics", 1, true,
-                                                "issue #4");
+                                                "needs CUDA, NCCL and MPI at build time");
   }
   return std::make_unique<UnavailableBackend>(name, "N processes x T threads, MPI, DDP semantics", 0, true,
                                               "issue #4");

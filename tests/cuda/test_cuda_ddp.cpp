@@ -1,0 +1,109 @@
+// tests/cuda/test_cuda_ddp.cpp — cuda-ddp through real mpirun jobs, one rank per
+// GPU: at every world size the GPUs allow (1 always, 2 and 4 when present) it learns
+// what `cuda` and `reference` learn, bucket size and overlap do not change the
+// result, and a rank that hangs ends the job within the watchdog deadline. Skipped,
+// with the reason, where no GPU is usable or the build lacks NCCL/MPI.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "harness/backend.h"
+#include "harness/host_info.h"
+#include "harness/mpi_launch.h"
+#include "harness/params_file.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  double seconds = 0;
+};
+
+Result sh(const std::string& cmd) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::string mpirun(int np) {
+  std::string s;
+  for (const std::string& w : tb::mpirun_prefix(np)) s += w + " ";
+  return s;
+}
+
+class CudaDdp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const tb::GpuInventory g = tb::gpu_inventory();
+    if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
+    const tb::Backend* b = tb::find_backend("cuda-ddp");
+    if (!b || !b->availability().ok) GTEST_SKIP() << "cuda-ddp unavailable: " << b->availability().reason;
+    gpus_ = static_cast<int>(g.gpus.size());
+  }
+  int gpus_ = 0;
+};
+
+const std::string kWorkload =
+    " --model mlp --layers 24,40,17,5 --samples 1003 --batch 64 --epochs 2 --warmup 0 --reps 1 --lr 0.2 "
+    "--momentum 0.5 --shuffle --comm-timeout 5";
+
+std::vector<float> train(const std::string& prefix, const std::string& backend, const std::string& extra,
+                         const std::string& name) {
+  const std::string params = (fs::path(TB_TEST_TMPDIR) / (name + ".params")).string();
+  fs::remove(params);
+  const Result r = sh(prefix + TB_TRAINBENCH_EXE + " run --backend " + backend + kWorkload + " " + extra +
+                      " --save-params " + params);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return r.code == 0 ? tb::read_params_file(params) : std::vector<float>{};
+}
+
+double max_rel(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    m = std::max(m, std::abs(double(a[i]) - b[i]) / (std::abs(double(b[i])) + 1e-2));
+  }
+  return a.size() == b.size() ? m : 1e9;
+}
+
+TEST_F(CudaDdp, MatchesCudaAndReferenceAtEveryWorldSizeTheGpusAllow) {
+  const std::vector<float> ref = train("", "reference", "", "cddp-ref");
+  const std::vector<float> one = train("", "cuda", "", "cddp-cuda");
+  for (int np : {1, 2, 4}) {
+    if (np > gpus_) continue;
+    const std::vector<float> ddp = train(mpirun(np), "cuda-ddp", "", "cddp" + std::to_string(np));
+    EXPECT_LT(max_rel(ddp, one), 1e-4) << "np " << np << " vs cuda";
+    EXPECT_LT(max_rel(ddp, ref), 2e-4) << "np " << np << " vs reference";
+  }
+}
+
+TEST_F(CudaDdp, BucketSizeAndOverlapDoNotChangeTheResult) {
+  const int np = gpus_ >= 2 ? 2 : 1;
+  const std::vector<float> base = train(mpirun(np), "cuda-ddp", "", "cddp-b");
+  for (const char* extra : {"--bucket-mb 0.000001", "--no-overlap"}) {
+    EXPECT_EQ(train(mpirun(np), "cuda-ddp", extra, "cddp-b2"), base) << extra;  // same sums, same order
+  }
+}
+
+TEST_F(CudaDdp, AHungRankEndsTheJobWithinTheDeadline) {
+  if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs, found " << gpus_;
+  const Result r = sh("TB_FAULT=rank=1,step=3,kind=hang timeout 60 " + mpirun(2) + TB_TRAINBENCH_EXE +
+                      " run --backend cuda-ddp" + kWorkload + " --comm-timeout 3");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_LT(r.seconds, 20.0) << r.out;
+}
+
+}  // namespace
