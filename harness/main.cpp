@@ -1,4 +1,4 @@
-// harness/main.cpp — the `trainbench` executable: run, suite, backends, devices.
+// harness/main.cpp — the `trainbench` executable: run, suite, export, backends, devices.
 // Exit codes: 0 success; 1 a run failed (its row says why); 2 bad input (one
 // line naming the flag or file, nothing written).
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include "harness/cli.h"
 #include "harness/csv_writer.h"
 #include "harness/env_capture.h"
+#include "harness/export.h"
 #include "harness/host_info.h"
 #include "harness/runner.h"
 #include "harness/suite.h"
@@ -26,6 +27,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  run       train one configuration, R timed repetitions, CSV rows out\n"
     "  suite     run a grid from a suite file into results/<run-id>/\n"
+    "  export    write a workload's data, initial parameters and batch order to a folder\n"
     "  backends  list every backend, available or not, with the reason\n"
     "  devices   describe this machine's CPU, memory and GPUs\n"
     "  version   print the version\n"
@@ -205,13 +207,24 @@ int main(int argc, char** argv) {
     if (args[0] == "run") return finish(cmd_run(rest, command_line), "");
     if (args[0] == "suite-worker") return finish(cmd_suite_worker(rest), "");
     if (args[0] == "suite") return cmd_suite(rest, command_line);
+    if (args[0] == "export") {
+      if (wants_help(rest)) {
+        std::printf("usage: trainbench export [FLAGS] --out DIR\n\n"
+                    "Writes DIR/data.bin, params.bin, workload.json (and orders.bin with --shuffle) for the\n"
+                    "workload the `run` flags describe; nothing is trained (formats: harness/export.h).\n"
+                    "DIR must not exist (or be empty). --backend and --save-params do not apply.\n\nflags:\n%s",
+                    run_flags_help().c_str());
+        return 0;
+      }
+      return cmd_export(rest);
+    }
     if (args[0] == "backends") return cmd_backends(rest);
     if (args[0] == "devices") return cmd_devices(rest);
     if (args[0] == "version" || args[0] == "--version") {
       std::printf("trainbench %s\n", TB_VERSION_STRING);
       return 0;
     }
-    std::fprintf(stderr, "trainbench: unknown command '%s' (allowed: run, suite, backends, devices, version)\n",
+    std::fprintf(stderr, "trainbench: unknown command '%s' (allowed: run, suite, export, backends, devices, version)\n",
                  args[0].c_str());
     return 2;
   } catch (const UsageError& e) {
