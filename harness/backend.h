@@ -33,6 +33,8 @@ struct TrainOptions {
   int device = 0;
   bool data_on_device = true;       // --data-placement device|host
   bool cuda_graph = false;
+  std::vector<int> dp_devices;      // cuda-dp replica slots; empty = every visible GPU
+  bool dp_persistent = false;       // cuda-dp: keep replicas, broadcast only updated parameters
 };
 
 // One epoch's schedule: visit order[begin .. end) for each batch in turn. Batches

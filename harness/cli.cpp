@@ -173,6 +173,19 @@ const std::vector<FlagDef>& flag_table() {
        }},
       {"--cuda-graph", nullptr, "cuda: capture the training step once and replay it (removes launch overhead)",
        [](const std::string&, bool, RunFlags* f) { f->config.cuda_graph = true; }},
+      {"--devices", "I,J,...", "cuda-dp: GPU slots to replicate over (default: all visible); repeats such as 0,0 "
+                               "run several replicas on one GPU",
+       [](const std::string& v, bool, RunFlags* f) {
+         f->config.dp_devices.clear();
+         for (const std::string& d : split(v, ',')) f->config.dp_devices.push_back(static_cast<int>(parse_int("--devices", d, 0)));
+       }},
+      {"--dp-mode", "faithful|persistent",
+       "cuda-dp: replicate the model from GPU 0 every step (faithful, as torch.nn.DataParallel) or keep replicas "
+       "and broadcast only the updated parameters (persistent)",
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v != "faithful" && v != "persistent") bad("--dp-mode", v, "allowed: faithful, persistent");
+         f->config.dp_mode = v;
+       }},
       {"--world-sizes", "N,...", "suites: process counts to launch multi-process backends with (default 1,2)",
        [](const std::string& v, bool lists, RunFlags* f) {
          if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");

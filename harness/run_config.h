@@ -40,6 +40,8 @@ struct RunConfig {
   int device = 0;                          // CUDA device index (after CUDA_VISIBLE_DEVICES)
   std::string data_placement = "device";   // device: uploaded once; host: streamed from pinned memory
   bool cuda_graph = false;                 // capture the training step once and replay it
+  std::vector<int> dp_devices;             // cuda-dp: logical replica slots (GPU ids; repeats allowed); empty = all
+  std::string dp_mode = "faithful";        // cuda-dp: faithful (replicate every step) | persistent
 
   // Rows visited per epoch and batches per epoch (after --drop-last).
   int64_t rows_per_epoch() const;

@@ -92,6 +92,8 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     opt.device = c.device;
     opt.data_on_device = c.data_placement == "device";
     opt.cuda_graph = c.cuda_graph;
+    opt.dp_devices = c.dp_devices;
+    opt.dp_persistent = c.dp_mode == "persistent";
     std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
     out.root = trainer->is_root();
     Progress silent(false);
