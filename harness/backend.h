@@ -98,6 +98,12 @@ class Backend {
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
   virtual Availability availability() const = 0;
+  // Availability for a given configuration (e.g. cuda-dp with --devices 0,0 runs on
+  // one GPU); by default the same as availability().
+  virtual Availability availability_for(const TrainOptions& opt) const {
+    (void)opt;
+    return availability();
+  }
   // The trainer keeps a reference to data; data outlives it.
   virtual std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const = 0;
 };

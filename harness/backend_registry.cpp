@@ -16,6 +16,7 @@ std::unique_ptr<Backend> make_cpu_ddp_backend();
 #endif
 #if defined(TB_HAVE_CUDA_BACKEND)
 std::unique_ptr<Backend> make_cuda_backend();
+std::unique_ptr<Backend> make_cuda_dp_backend();
 #endif
 #if defined(TB_HAVE_CUDA_DDP)
 std::unique_ptr<Backend> make_cuda_ddp_backend();
@@ -31,7 +32,11 @@ const std::vector<std::unique_ptr<Backend>>& all_backends() {
 #else
     v.push_back(make_unavailable_backend("cuda"));
 #endif
+#if defined(TB_HAVE_CUDA_BACKEND)
+    v.push_back(make_cuda_dp_backend());
+#else
     v.push_back(make_unavailable_backend("cuda-dp"));
+#endif
 #if defined(TB_HAVE_CUDA_DDP)
     v.push_back(make_cuda_ddp_backend());
 #else

@@ -60,7 +60,24 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
   RunConfig c = cfg;
   c.data.n = data.n;  // file datasets learn their size on load
   const Backend* backend = find_backend(c.backend);
-  const Availability av = backend->availability();
+  TrainOptions opt;
+  opt.model = c.model;
+  opt.batch = c.batch;
+  opt.lr = c.lr;
+  opt.momentum = c.momentum;
+  opt.weight_decay = c.weight_decay;
+  opt.threads = c.threads;
+  opt.precision = c.precision;
+  opt.bucket_bytes = static_cast<int64_t>(c.bucket_mb * 1024 * 1024);
+  opt.overlap = c.overlap;
+  opt.comm_timeout_s = c.comm_timeout_s;
+  opt.deterministic = c.deterministic;
+  opt.device = c.device;
+  opt.data_on_device = c.data_placement == "device";
+  opt.cuda_graph = c.cuda_graph;
+  opt.dp_devices = c.dp_devices;
+  opt.dp_persistent = c.dp_mode == "persistent";
+  const Availability av = backend->availability_for(opt);
   if (!av.ok) {
     out.rows.push_back(status_row(c, id, "skipped: " + av.reason));
     return out;
@@ -77,23 +94,6 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     return out;
   };
   try {
-    TrainOptions opt;
-    opt.model = c.model;
-    opt.batch = c.batch;
-    opt.lr = c.lr;
-    opt.momentum = c.momentum;
-    opt.weight_decay = c.weight_decay;
-    opt.threads = c.threads;
-    opt.precision = c.precision;
-    opt.bucket_bytes = static_cast<int64_t>(c.bucket_mb * 1024 * 1024);
-    opt.overlap = c.overlap;
-    opt.comm_timeout_s = c.comm_timeout_s;
-    opt.deterministic = c.deterministic;
-    opt.device = c.device;
-    opt.data_on_device = c.data_placement == "device";
-    opt.cuda_graph = c.cuda_graph;
-    opt.dp_devices = c.dp_devices;
-    opt.dp_persistent = c.dp_mode == "persistent";
     std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
     out.root = trainer->is_root();
     Progress silent(false);

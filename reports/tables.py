@@ -13,6 +13,24 @@ from derive import CV_FLAG, LOSS_RTOL
 
 MARK_OK = "✓"
 MARK_BAD = "✗ MISMATCH"
+SHARED_BADGE = "shared-device"
+
+
+def shared_device(devices):
+    """True when a devices list names one GPU more than once ("0,0"): cuda-dp's
+    logical slots, several replicas on one physical GPU."""
+    if not devices or devices == "cpu":
+        return False
+    ids = [d.strip() for d in devices.split(",") if d.strip()]
+    return len(ids) != len(set(ids))
+
+
+def _devices_cell(devices):
+    html = esc(devices)
+    if shared_device(devices):
+        html += (' <span class="warn" title="several replicas on one physical GPU: not the '
+                 f'throughput of separate GPUs">{SHARED_BADGE}</span>')
+    return html
 
 
 def _table(head, body_rows, cls="", row_classes=None):
@@ -68,7 +86,7 @@ def workload_table(w):
         if w.multi_host:
             row.append((esc(g.origin), ""))
         row += [(f"<b>{esc(g.backend)}</b>", ""), (str(g.world_size), "num"),
-                (esc(g.devices), ""), (str(g.threads), "num"), (esc(g.precision), ""),
+                (_devices_cell(g.devices), ""), (str(g.threads), "num"), (esc(g.precision), ""),
                 (str(len(g.rows)), "num"), (fmt.seconds(g.time_per_epoch), "num"),
                 (fmt.sps(g.med_sps), "num"),
                 (f"{fmt.sps(g.min_sps)}–{fmt.sps(g.max_sps)}", "num")]
@@ -106,6 +124,12 @@ def workload_notes(w):
         names = ", ".join(esc(g.label(w.multi_host)) for g in noisy)
         notes.append(f'<li class="warn">⚠ CV of samples/s above {CV_FLAG:.0%}: {names} '
                      "— differences smaller than the spread are not meaningful.</li>")
+    shared = [g for g in w.groups if shared_device(g.devices)]
+    if shared:
+        names = ", ".join(esc(g.label(w.multi_host)) for g in shared)
+        notes.append(f"<li>{SHARED_BADGE}: {names} — the devices list repeats a GPU, so "
+                     "several replicas share one physical GPU (logical slots); their speedup "
+                     "and scaling efficiency are not those of separate GPUs.</li>")
     if not w.cpu_base:
         notes.append("<li>No cpu-omp row: no speedup vs the CPU baseline.</li>")
     if not w.ref:

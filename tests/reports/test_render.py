@@ -123,6 +123,20 @@ def test_noisy_rows_are_flagged(tmp_path):
     assert cell(_row(html, LIN, "cuda-dp", "2"), "CV") == "0.8%"
 
 
+def test_shared_device_rows_get_a_badge_and_a_note(tmp_path, monkeypatch):
+    # cuda-dp on logical slots 0,0 (two replicas on one GPU) next to real GPUs 0,1.
+    monkeypatch.setitem(fx.THROUGHPUT["gpubox"][LIN], ("cuda-dp", 2, "0,0", 16), 150_000_000.0)
+    html = _render(fx.write_run(tmp_path / "shared", "gpubox"))
+    shared = _row(html, LIN, "cuda-dp", "2", devices="0,0 shared-device")
+    assert cell(shared, "samples/s (median)") == "150 M"
+    assert _row(html, LIN, "cuda-dp", "2", devices="0,1")            # distinct GPUs: no badge
+    assert _row(html, LIN, "cuda-ddp", "4", devices="0,1,2,3")
+    assert "shared-device: cuda-dp ×2 (GPU 0,0) — the devices list repeats a GPU" in html
+    assert html.count('title="several replicas on one physical GPU') == 1
+    section = html.split(f"<h2>{MLP}</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "shared-device" not in section                            # only where such a row is
+
+
 def test_merged_report_keeps_both_machines(cpu_run, gpu_run, tmp_path):
     out = tmp_path / "merged.html"
     html = _render(cpu_run, gpu_run, out=out)

@@ -1,0 +1,844 @@
+// harness/backends/cuda_dp.cpp — `cuda-dp`: one process, G replica slots (--devices,
+// GPU ids, repeats allowed: 0,0 runs two replicas on one GPU), torch.nn.DataParallel
+// semantics. Slot 0 holds the master parameters, gradients and optimizer state on
+// its GPU ("GPU 0"); every slot has its own stream, cuBLAS handle, replica,
+// gradients and activations. Per step of a global batch of B rows:
+//   (1) replicate: faithful — before every forward, copy the full parameter buffer
+//       from slot 0 to the replica of each slot the step uses (DataParallel's
+//       replicate); persistent — replicas live across steps and, after the update,
+//       the updated parameters are broadcast to every slot (idle ones too); both
+//       through ncclBroadcast or peer copies, by the rule of (6). The bytes
+//       per step are the same when every slot is used; the cost differs in where it
+//       falls: faithful's copy shares the [batch, scattered] interval with the input
+//       scatter and touches only the replicas in use, persistent's is an interval of
+//       its own after the update, so replication shows alone. Neither overlaps
+//       compute: the next forward needs the parameters either way;
+//   (2) split the batch with torch.chunk's rule (dp_plan.h): ceil(B/G) rows per
+//       chunk, possibly fewer chunks than slots; chunk k is copied to slot k;
+//   (3) forward on every used slot concurrently, each on its own stream;
+//   (4) gather the outputs on GPU 0 and compute the loss and dZ (scaled for the
+//       global batch) there; (5) scatter the dZ chunks back, backward everywhere;
+//   (6) sum the gradients onto slot 0: slots sharing a GPU add into that GPU's first
+//       slot with tb::cuda::add_inplace, then GPUs reduce onto GPU 0 with ncclReduce
+//       over a single-process communicator (ncclCommInitAll), or peer copies + add
+//       when NCCL is absent, a pair lacks peer access, or a GPU idles this step;
+//   (7) SGD on slot 0 only.
+// Enqueued from the host thread without blocking; each phase ends with a barrier on
+// slot 0's stream (it waits for every slot's event) where a timing event is recorded,
+// so the phases are exclusive and add up to the step: transfer_s = batch gather +
+// replication + scatter/gather copies, forward_s = forward + loss, backward_s,
+// comm_s = gradient reduction, optimizer_s. One host synchronisation per epoch.
+// Shapes: B rows, c = ceil(B/G) rows per chunk, D in, O out, P parameters.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#if defined(TB_HAVE_NCCL)
+#include <nccl.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/backend.h"
+#include "harness/dp_plan.h"
+#include "harness/host_info.h"
+#include "kernels/cuda/axpy.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/gemm.h"
+
+#if defined(TB_HAVE_NCCL)
+#define TB_NCCL_CHECK(stmt)                                                                                   \
+  do {                                                                                                        \
+    const ncclResult_t tb_nr_ = (stmt);                                                                       \
+    if (tb_nr_ != ncclSuccess) {                                                                              \
+      throw ::tb::Error(::tb::error_where(__FILE__, __LINE__, __func__, #stmt) + ncclGetErrorString(tb_nr_) + \
+                        ::tb::cuda::device_suffix());                                                         \
+    }                                                                                                         \
+  } while (0)
+#endif
+
+namespace tb {
+namespace {
+
+constexpr int64_t kEvalChunk = 4096;       // rows per forward pass in evaluate()
+constexpr int64_t kWorkspaceBytes = 32 << 20;  // per slot: cuBLAS never allocates inside a step
+
+// Device memory on one GPU; counts what it holds. Freed with that GPU current.
+class DeviceArena {
+ public:
+  explicit DeviceArena(int device) : device_(device) {}
+  DeviceArena(const DeviceArena&) = delete;
+  DeviceArena& operator=(const DeviceArena&) = delete;
+  ~DeviceArena() {
+    cudaSetDevice(device_);
+    for (void* p : blocks_) TB_CUDA_WARN(cudaFree(p));
+  }
+  template <class T>
+  T* alloc(int64_t count) {
+    if (count <= 0) return nullptr;
+    TB_CUDA_CHECK(cudaSetDevice(device_));
+    void* p = nullptr;
+    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      size_t free_b = 0, total_b = 0;
+      cudaMemGetInfo(&free_b, &total_b);
+      throw Error("out of device memory on GPU " + std::to_string(device_) + " (needs ~" +
+                  std::to_string((bytes + held_) >> 20) + " MiB, free " + std::to_string(free_b >> 20) + " MiB)");
+    }
+    blocks_.push_back(p);
+    held_ += bytes;
+    return static_cast<T*>(p);
+  }
+  int64_t held_bytes() const { return static_cast<int64_t>(held_); }
+
+ private:
+  int device_;
+  std::vector<void*> blocks_;
+  size_t held_ = 0;
+};
+
+// One replica slot: its GPU, stream, cuBLAS handle and buffers (rows: c for slots
+// k > 0; slot 0's activations also hold the gathered B x O output and evaluation chunks).
+struct Slot {
+  explicit Slot(int dev) : device(dev), arena(dev) {}
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+  ~Slot() {
+    cudaSetDevice(device);
+    if (stream) TB_CUDA_WARN(cudaStreamSynchronize(stream));
+    if (done) TB_CUDA_WARN(cudaEventDestroy(done));
+    if (cublas) cublasDestroy(cublas);
+    if (stream) TB_CUDA_WARN(cudaStreamDestroy(stream));
+  }  // arena (a member) frees the buffers after this, with `device` still current
+
+  int device;
+  DeviceArena arena;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cudaEvent_t done = nullptr;   // recorded after this slot's part of a phase; slot 0's stream waits on it
+  float* params = nullptr;      // slot 0: the master parameters (P); others: the replica
+  float* grads = nullptr;       // P
+  std::vector<float*> acts;     // [l] rows x layers[l], l = 1..L
+  float* delta = nullptr;       // c x max width: backward's ping-pong buffers
+  float* delta_prev = nullptr;
+  float* x = nullptr;           // slots > 0: the scattered input chunk, c x D
+  float* dz = nullptr;          // slots > 0: the scattered dZ chunk, c x O
+};
+
+// Timing events of a step, recorded on slot 0's stream at each phase boundary.
+enum Mark {
+  kStart,           // -> batch rows gathered on GPU 0 (transfer)
+  kBatch,           // -> faithful replication + input chunks scattered (transfer)
+  kScattered,       // -> forward on every slot (forward)
+  kForward,         // -> outputs gathered on GPU 0 (transfer)
+  kGathered,        // -> loss and dZ on GPU 0 (forward)
+  kLoss,            // -> dZ chunks scattered (transfer)
+  kGradsScattered,  // -> backward on every slot (backward)
+  kBackward,        // -> gradients summed onto slot 0 (comm)
+  kReduced,         // -> SGD update on slot 0 (optimizer)
+  kUpdated,         // -> persistent: updated parameters broadcast (transfer)
+  kBroadcast,
+  kMarks
+};
+enum class Phase { kTransfer, kForward, kBackward, kComm, kOptimizer };
+constexpr Phase kPhaseAfter[kMarks - 1] = {Phase::kTransfer, Phase::kTransfer, Phase::kForward, Phase::kTransfer,
+                                           Phase::kForward,  Phase::kTransfer, Phase::kBackward, Phase::kComm,
+                                           Phase::kOptimizer, Phase::kTransfer};
+
+class CudaDpTrainer final : public Trainer {
+ public:
+  CudaDpTrainer(const Dataset& data, const TrainOptions& opt, std::vector<int> slots)
+      : data_(data), opt_(opt), layout_(make_layout(opt.model)), slot_ids_(std::move(slots)) {
+    const ModelSpec& m = opt.model;
+    const int G = static_cast<int>(slot_ids_.size());
+    const int64_t D = data.d, O = data.o, n = data.n, P = layout_.total;
+    const bool cls = data.task == Task::kClassification;
+    chunk_rows_ = max_chunk_rows(opt.batch, G);
+    master_rows_ = std::max(opt.batch, std::min(kEvalChunk, n));
+    loss_per_row_div_ = cls ? 1.0 : static_cast<double>(O);
+    max_steps_ = (n + opt.batch - 1) / opt.batch;
+
+    for (int k = 0; k < G; ++k) {
+      slots_.push_back(std::make_unique<Slot>(slot_ids_[static_cast<size_t>(k)]));
+      Slot& sl = *slots_.back();
+      on(k);
+      TB_CUDA_CHECK(cudaStreamCreateWithFlags(&sl.stream, cudaStreamNonBlocking));
+      TB_CUDA_CHECK(cudaEventCreateWithFlags(&sl.done, cudaEventDisableTiming));
+      TB_CUBLAS_CHECK(cublasCreate(&sl.cublas));
+      cuda::set_tf32(sl.cublas, opt.precision == "tf32");
+      TB_CUBLAS_CHECK(cublasSetStream(sl.cublas, sl.stream));  // before the workspace: setting a stream resets it
+      TB_CUBLAS_CHECK(cublasSetWorkspace(sl.cublas, sl.arena.alloc<char>(kWorkspaceBytes), kWorkspaceBytes));
+      const int64_t rows = k == 0 ? master_rows_ : chunk_rows_;
+      sl.params = sl.arena.alloc<float>(P);
+      sl.grads = sl.arena.alloc<float>(P);
+      sl.acts.assign(m.layers.size(), nullptr);
+      for (size_t l = 1; l < m.layers.size(); ++l) sl.acts[l] = sl.arena.alloc<float>(rows * m.layers[l]);
+      sl.delta = sl.arena.alloc<float>(chunk_rows_ * m.max_width());
+      sl.delta_prev = sl.arena.alloc<float>(chunk_rows_ * m.max_width());
+      if (k > 0) {
+        sl.x = sl.arena.alloc<float>(chunk_rows_ * D);
+        sl.dz = sl.arena.alloc<float>(chunk_rows_ * O);
+      }
+    }
+
+    // GPU 0's extras: optimizer state, the batch, the full dZ, the dataset, losses.
+    Slot& s0 = *slots_[0];
+    on(0);
+    velocity_ = s0.arena.alloc<float>(P);
+    dz_full_ = s0.arena.alloc<float>(opt.batch * O);
+    xb_ = s0.arena.alloc<float>(opt.batch * D);
+    if (cls) lb_ = s0.arena.alloc<int32_t>(opt.batch);
+    else yb_ = s0.arena.alloc<float>(opt.batch * O);
+    xd_ = s0.arena.alloc<float>(n * D);
+    if (cls) ld_ = s0.arena.alloc<int32_t>(n);
+    else yd_ = s0.arena.alloc<float>(n * O);
+    order_ = s0.arena.alloc<int64_t>(n);
+    step_loss_ = s0.arena.alloc<double>(max_steps_ + 1);  // + the evaluation sum
+    hits_ = s0.arena.alloc<unsigned long long>(1);
+    host_.device = s0.device;
+    TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_.step_loss),
+                                 sizeof(double) * static_cast<size_t>(max_steps_)));
+    host_.events.resize(static_cast<size_t>(max_steps_ * kMarks + 3));
+    for (cudaEvent_t& e : host_.events) TB_CUDA_CHECK(cudaEventCreate(&e));
+    upload_start_ = host_.events[host_.events.size() - 3];
+    upload_end_ = host_.events[host_.events.size() - 2];
+    params_set_ = host_.events[host_.events.size() - 1];
+
+    routes_.resize(static_cast<size_t>(G) + 1);
+    nccl_step_.assign(static_cast<size_t>(G) + 1, 0);
+    for (int used = 1; used <= G; ++used) {
+      routes_[static_cast<size_t>(used)] = dp_route(slot_ids_, used);
+      nccl_step_[static_cast<size_t>(used)] = nccl_step(slot_ids_, used);
+    }
+    devices_ = distinct_devices(slot_ids_);
+    if (devices_.size() > 1) {
+      scratch_ = s0.arena.alloc<float>(P);  // peer-copy reduction: one remote gradient at a time
+      connect_devices();
+    }
+  }
+
+  ~CudaDpTrainer() override {
+    for (auto& sl : slots_) {  // every stream idle before communicators and buffers go
+      cudaSetDevice(sl->device);
+      TB_CUDA_WARN(cudaStreamSynchronize(sl->stream));
+    }
+  }
+
+  void set_params(const std::vector<float>& params) override {
+    Slot& s0 = *slots_[0];
+    on(0);
+    TB_CUDA_CHECK(cudaMemcpyAsync(s0.params, params.data(), params.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                  s0.stream));
+    TB_CUDA_CHECK(cudaMemsetAsync(velocity_, 0, params.size() * sizeof(float), s0.stream));
+    // Persistent replicas start from the master copy; faithful ones are copied before every forward.
+    if (opt_.dp_persistent) {
+      TB_CUDA_CHECK(cudaEventRecord(params_set_, s0.stream));
+      broadcast_params(num_slots(), params_set_);
+    }
+    on(0);
+    TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));  // every slot's copy was joined into it
+    needs_upload_ = true;  // each repetition starts by uploading its data
+  }
+
+  std::vector<float> params() const override {
+    std::vector<float> p(static_cast<size_t>(layout_.total));
+    TB_CUDA_CHECK(cudaSetDevice(slots_[0]->device));
+    TB_CUDA_CHECK(cudaMemcpy(p.data(), slots_[0]->params, p.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return p;
+  }
+
+  std::string precision() const override { return opt_.precision; }
+  std::string devices() const override { return slot_list(slot_ids_); }
+  int world_size() const override { return num_slots(); }
+  // The busiest GPU: everything the slots on one physical device allocated.
+  int64_t peak_device_mem_bytes() const override {
+    int64_t most = 0;
+    for (int dev : devices_) {
+      int64_t held = 0;
+      for (const auto& sl : slots_) held += sl->device == dev ? sl->arena.held_bytes() : 0;
+      most = std::max(most, held);
+    }
+    return most;
+  }
+
+  PhaseTimes take_phase_times() override {
+    const PhaseTimes t = phases_;
+    phases_ = PhaseTimes{};
+    return t;
+  }
+
+  EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
+    if (plan.batch > opt_.batch || plan.num_batches > max_steps_) {
+      throw Error("cuda-dp: an epoch of " + std::to_string(plan.num_batches) + " batches of " +
+                  std::to_string(plan.batch) + " rows exceeds what the trainer was built for (" +
+                  std::to_string(max_steps_) + " of " + std::to_string(opt_.batch) + ")");
+    }
+    EpochResult r;
+    if (plan.num_batches <= 0) return r;
+    Slot& s0 = *slots_[0];
+    on(0);
+    if (needs_upload_) upload();
+    const bool shuffled = !is_identity(*plan.order);
+    if (shuffled) {
+      TB_CUDA_CHECK(cudaMemcpyAsync(order_, plan.order->data(), plan.order->size() * sizeof(int64_t),
+                                    cudaMemcpyHostToDevice, s0.stream));
+    }
+    TB_CUDA_CHECK(cudaMemsetAsync(step_loss_, 0, sizeof(double) * static_cast<size_t>(plan.num_batches), s0.stream));
+    // Chunk plans of the full batch and of the short last one (no host allocation per step).
+    auto rows_of = [&](int64_t step) { return std::min(plan.batch, plan.rows - step * plan.batch); };
+    const std::vector<Chunk> full = chunk_plan(plan.batch, num_slots());
+    const std::vector<Chunk> last = chunk_plan(rows_of(plan.num_batches - 1), num_slots());
+    for (int64_t s = 0; s < plan.num_batches; ++s) {
+      const int64_t rows = rows_of(s);
+      train_step(plan, s, rows, rows == plan.batch ? full : last, shuffled);
+    }
+    // The epoch's one synchronisation: every slot's work was joined into slot 0's stream.
+    on(0);
+    TB_CUDA_CHECK(cudaMemcpyAsync(host_.step_loss, step_loss_, sizeof(double) * static_cast<size_t>(plan.num_batches),
+                                  cudaMemcpyDeviceToHost, s0.stream));
+    TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));
+    accumulate_phase_times(plan.num_batches);
+
+    double sum = 0;
+    for (int64_t s = 0; s < plan.num_batches; ++s) {
+      const double l = host_.step_loss[s] / (static_cast<double>(rows_of(s)) * loss_per_row_div_);
+      if (!std::isfinite(l)) {
+        r.nonfinite_step = s;
+        break;
+      }
+      sum += l;
+      ++r.steps;
+    }
+    r.mean_loss = r.steps ? sum / static_cast<double>(r.steps) : 0.0;
+    if (on_step && r.steps > 0) on_step(r.steps - 1, r.mean_loss);  // once per epoch: no per-step sync
+    return r;
+  }
+
+  // The master model on GPU 0 over the whole set, in chunks (untimed; the same math
+  // as a DataParallel forward, whose outputs are gathered on GPU 0 anyway).
+  EvalResult evaluate() override {
+    Slot& s0 = *slots_[0];
+    on(0);
+    if (needs_upload_) upload();
+    double* sum = step_loss_ + max_steps_;
+    TB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), s0.stream));
+    TB_CUDA_CHECK(cudaMemsetAsync(hits_, 0, sizeof(unsigned long long), s0.stream));
+    const int64_t chunk = std::min(kEvalChunk, master_rows_);
+    for (int64_t r0 = 0; r0 < data_.n; r0 += chunk) {
+      const int64_t cnt = std::min(chunk, data_.n - r0);
+      const Batch b = contiguous(r0);
+      forward(s0, b.x, cnt);
+      loss(b, cnt, cnt, nullptr, sum, hits_);
+    }
+    double loss_sum = 0;
+    unsigned long long hits = 0;
+    TB_CUDA_CHECK(cudaMemcpyAsync(&loss_sum, sum, sizeof loss_sum, cudaMemcpyDeviceToHost, s0.stream));
+    TB_CUDA_CHECK(cudaMemcpyAsync(&hits, hits_, sizeof hits, cudaMemcpyDeviceToHost, s0.stream));
+    TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));
+    EvalResult e;
+    e.loss = loss_sum / (static_cast<double>(data_.n) * loss_per_row_div_);
+    if (data_.task == Task::kClassification) e.accuracy = static_cast<double>(hits) / static_cast<double>(data_.n);
+    return e;
+  }
+
+ private:
+  struct Batch {  // on GPU 0
+    const float* x = nullptr;
+    const float* y = nullptr;
+    const int32_t* labels = nullptr;
+  };
+
+  // Pinned loss readback and slot 0's events, released even when the constructor throws.
+  struct HostSide {
+    int device = 0;
+    double* step_loss = nullptr;
+    std::vector<cudaEvent_t> events;  // [step * kMarks + mark], then upload start/end, params set
+    HostSide() = default;
+    HostSide(const HostSide&) = delete;
+    HostSide& operator=(const HostSide&) = delete;
+    ~HostSide() {
+      cudaSetDevice(device);
+      for (cudaEvent_t e : events) {
+        if (e) TB_CUDA_WARN(cudaEventDestroy(e));
+      }
+      if (step_loss) TB_CUDA_WARN(cudaFreeHost(step_loss));
+    }
+  };
+
+#if defined(TB_HAVE_NCCL)
+  struct Comms {  // one communicator per distinct GPU, rank i on devices_[i] (rank 0: slot 0's GPU)
+    std::vector<ncclComm_t> comm;
+    Comms() = default;
+    Comms(const Comms&) = delete;
+    Comms& operator=(const Comms&) = delete;
+    ~Comms() {
+      for (ncclComm_t c : comm) {
+        if (c) ncclCommDestroy(c);
+      }
+    }
+  };
+#endif
+
+  int num_slots() const { return static_cast<int>(slots_.size()); }
+
+  // Every per-slot enqueue runs with that slot's GPU current.
+  void on(int k) const { TB_CUDA_CHECK(cudaSetDevice(slots_[static_cast<size_t>(k)]->device)); }
+
+  // Stream-ordered copy between two GPUs' memory (or within one), on `stream`.
+  static void copy(void* dst, int dst_dev, const void* src, int src_dev, size_t bytes, cudaStream_t stream) {
+    if (bytes == 0) return;
+    if (dst_dev == src_dev) {
+      TB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    } else {
+      TB_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, bytes, stream));
+    }
+  }
+
+  // Slot k (> 0) records its `done` event; slot 0's stream will wait for it.
+  void record_done(int k) {
+    on(k);
+    TB_CUDA_CHECK(cudaEventRecord(slots_[static_cast<size_t>(k)]->done, slots_[static_cast<size_t>(k)]->stream));
+  }
+  // Phase barrier: slot 0's stream waits for slots [1, used), then records `mark`.
+  void barrier(int used, cudaEvent_t mark) {
+    on(0);
+    cudaStream_t s0 = slots_[0]->stream;
+    for (int k = 1; k < used; ++k) TB_CUDA_CHECK(cudaStreamWaitEvent(s0, slots_[static_cast<size_t>(k)]->done, 0));
+    TB_CUDA_CHECK(cudaEventRecord(mark, s0));
+  }
+  // Slot 0's stream waits for the last `done` of each slot in ks.
+  void join(const std::vector<int>& ks) {
+    on(0);
+    for (int k : ks) TB_CUDA_CHECK(cudaStreamWaitEvent(slots_[0]->stream, slots_[static_cast<size_t>(k)]->done, 0));
+  }
+  // Slot k's stream waits for an event recorded on slot 0's stream (a phase boundary).
+  void wait_on(int k, cudaEvent_t e) {
+    on(k);
+    TB_CUDA_CHECK(cudaStreamWaitEvent(slots_[static_cast<size_t>(k)]->stream, e, 0));
+  }
+
+  // Peer access between slot 0's GPU and each other one (for direct peer copies);
+  // NCCL over all of them when built with it, every pair of them has peer access, and
+  // TB_DP_COMM is not "peer" (which forces the peer-copy path, for tests).
+  void connect_devices() {
+    bool peers = true;
+    for (int a : devices_) {
+      for (int b : devices_) {
+        int ok = 1;
+        if (a != b) TB_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, a, b));
+        peers = peers && ok;
+      }
+    }
+    const int d0 = devices_[0];
+    for (size_t i = 1; i < devices_.size(); ++i) {
+      int there = 0, back = 0;
+      TB_CUDA_CHECK(cudaDeviceCanAccessPeer(&there, d0, devices_[i]));
+      TB_CUDA_CHECK(cudaDeviceCanAccessPeer(&back, devices_[i], d0));
+      if (there && back) {  // else peer copies still work, staged through the host
+        enable_peer(d0, devices_[i]);
+        enable_peer(devices_[i], d0);
+      }
+    }
+    const char* env = std::getenv("TB_DP_COMM");
+    const bool force_peer = env != nullptr && std::string(env) == "peer";
+#if defined(TB_HAVE_NCCL)
+    if (peers && !force_peer) {
+      comms_.comm.assign(devices_.size(), nullptr);
+      TB_NCCL_CHECK(ncclCommInitAll(comms_.comm.data(), static_cast<int>(devices_.size()), devices_.data()));
+      use_nccl_ = true;
+    }
+#else
+    (void)peers;
+    (void)force_peer;
+#endif
+  }
+
+  static void enable_peer(int from, int to) {
+    TB_CUDA_CHECK(cudaSetDevice(from));
+    const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
+    if (err == cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();  // not an error here; clear it so a later launch check does not see it
+    } else {
+      TB_CUDA_CHECK(err);
+    }
+  }
+
+  int device_rank(int device) const {
+    return static_cast<int>(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
+  }
+
+  static bool is_identity(const std::vector<int64_t>& order) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i] != static_cast<int64_t>(i)) return false;
+    }
+    return true;
+  }
+
+  // The dataset to GPU 0, once per repetition, timed as transfer.
+  void upload() {
+    cudaStream_t s0 = slots_[0]->stream;
+    on(0);
+    TB_CUDA_CHECK(cudaEventRecord(upload_start_, s0));
+    TB_CUDA_CHECK(cudaMemcpyAsync(xd_, data_.x.data(), data_.x.size() * sizeof(float), cudaMemcpyHostToDevice, s0));
+    if (ld_) {
+      TB_CUDA_CHECK(cudaMemcpyAsync(ld_, data_.labels.data(), data_.labels.size() * sizeof(int32_t),
+                                    cudaMemcpyHostToDevice, s0));
+    } else {
+      TB_CUDA_CHECK(cudaMemcpyAsync(yd_, data_.y.data(), data_.y.size() * sizeof(float), cudaMemcpyHostToDevice, s0));
+    }
+    TB_CUDA_CHECK(cudaEventRecord(upload_end_, s0));
+    TB_CUDA_CHECK(cudaEventSynchronize(upload_end_));
+    float ms = 0;
+    TB_CUDA_CHECK(cudaEventElapsedTime(&ms, upload_start_, upload_end_));
+    phases_.transfer_s += ms * 1e-3;
+    needs_upload_ = false;
+  }
+
+  Batch contiguous(int64_t r0) const {
+    Batch b;
+    b.x = xd_ + r0 * data_.d;
+    if (ld_) b.labels = ld_ + r0;
+    else b.y = yd_ + r0 * data_.o;
+    return b;
+  }
+
+  // The batch's rows on GPU 0 (slot 0's stream): in place, or gathered when shuffled.
+  Batch batch_on_gpu0(int64_t begin, int64_t rows, bool shuffled) {
+    if (!shuffled) return contiguous(begin);
+    cudaStream_t s0 = slots_[0]->stream;
+    cuda::gather_rows(xd_, order_ + begin, rows, data_.d, xb_, s0);
+    if (ld_) cuda::gather_labels(ld_, order_ + begin, rows, lb_, s0);
+    else cuda::gather_rows(yd_, order_ + begin, rows, data_.o, yb_, s0);
+    Batch b;
+    b.x = xb_;
+    b.y = yb_;
+    b.labels = lb_;
+    return b;
+  }
+
+  // One DataParallel step over `rows` rows split into `chunks` (chunk k -> slot k).
+  void train_step(const EpochPlan& plan, int64_t s, int64_t rows, const std::vector<Chunk>& chunks, bool shuffled) {
+    cudaEvent_t* mk = &host_.events[static_cast<size_t>(s * kMarks)];
+    const int used = static_cast<int>(chunks.size());
+    const int64_t D = data_.d, O = data_.o;
+    Slot& s0 = *slots_[0];
+    const int L = opt_.model.num_layers();
+
+    on(0);
+    TB_CUDA_CHECK(cudaEventRecord(mk[kStart], s0.stream));
+    const Batch b = batch_on_gpu0(s * plan.batch, rows, shuffled);
+    TB_CUDA_CHECK(cudaEventRecord(mk[kBatch], s0.stream));
+
+    // (1) faithful: replicate the parameters to the slots this step uses.
+    if (!opt_.dp_persistent) broadcast_params(used, mk[kBatch]);
+    // (2) scatter the input chunks (chunk 0 is read in place on GPU 0).
+    for (int k = 1; k < used; ++k) {
+      Slot& sl = *slots_[static_cast<size_t>(k)];
+      const Chunk& c = chunks[static_cast<size_t>(k)];
+      wait_on(k, mk[kBatch]);
+      copy(sl.x, sl.device, b.x + c.begin * D, s0.device, static_cast<size_t>(c.count * D) * sizeof(float),
+           sl.stream);
+      record_done(k);
+    }
+    barrier(used, mk[kScattered]);
+
+    // (3) forward on every slot: slots k > 0 first, so slot 0's own forward does not
+    // hold theirs back behind its wait.
+    for (int k = 1; k < used; ++k) {
+      Slot& sl = *slots_[static_cast<size_t>(k)];
+      wait_on(k, mk[kScattered]);
+      forward(sl, sl.x, chunks[static_cast<size_t>(k)].count);
+      record_done(k);
+    }
+    on(0);
+    forward(s0, b.x, chunks[0].count);  // rows [0, c0) of the gathered output, in place
+    barrier(used, mk[kForward]);
+
+    // (4) gather the outputs into slot 0's last activation (B x O) and take the loss there.
+    on(0);
+    for (int k = 1; k < used; ++k) {
+      const Slot& sl = *slots_[static_cast<size_t>(k)];
+      const Chunk& c = chunks[static_cast<size_t>(k)];
+      copy(s0.acts[static_cast<size_t>(L)] + c.begin * O, s0.device, sl.acts[static_cast<size_t>(L)], sl.device,
+           static_cast<size_t>(c.count * O) * sizeof(float), s0.stream);
+    }
+    TB_CUDA_CHECK(cudaEventRecord(mk[kGathered], s0.stream));
+    loss(b, rows, rows, dz_full_, step_loss_ + s, nullptr);  // dZ scaled for the global batch
+    TB_CUDA_CHECK(cudaEventRecord(mk[kLoss], s0.stream));
+
+    // (5) scatter dZ (slot 0 reads rows [0, c0) of dz_full_ in place), then backward.
+    for (int k = 1; k < used; ++k) {
+      Slot& sl = *slots_[static_cast<size_t>(k)];
+      const Chunk& c = chunks[static_cast<size_t>(k)];
+      wait_on(k, mk[kLoss]);
+      copy(sl.dz, sl.device, dz_full_ + c.begin * O, s0.device, static_cast<size_t>(c.count * O) * sizeof(float),
+           sl.stream);
+      record_done(k);
+    }
+    barrier(used, mk[kGradsScattered]);
+    for (int k = 1; k < used; ++k) {
+      Slot& sl = *slots_[static_cast<size_t>(k)];
+      wait_on(k, mk[kGradsScattered]);
+      backward(sl, sl.x, sl.dz, chunks[static_cast<size_t>(k)].count);
+      record_done(k);
+    }
+    on(0);
+    backward(s0, b.x, dz_full_, chunks[0].count);
+    barrier(used, mk[kBackward]);
+
+    // (6) sum the gradients onto slot 0; (7) SGD there.
+    reduce_grads(used, mk[kBackward]);
+    on(0);
+    TB_CUDA_CHECK(cudaEventRecord(mk[kReduced], s0.stream));
+    cuda::sgd_update(s0.params, s0.grads, velocity_, layout_.total, static_cast<float>(opt_.lr),
+                     static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay), s0.stream);
+    TB_CUDA_CHECK(cudaEventRecord(mk[kUpdated], s0.stream));
+
+    // Persistent: the updated parameters to every replica (idle ones included).
+    if (opt_.dp_persistent) broadcast_params(num_slots(), mk[kUpdated]);
+    on(0);
+    TB_CUDA_CHECK(cudaEventRecord(mk[kBroadcast], s0.stream));
+  }
+
+  // Slot 0's parameters to the replicas of slots [1, count) once slot 0's stream has
+  // passed `after`: GPU 0 -> each other GPU's leader (ncclBroadcast, or a peer copy),
+  // then each leader (slot 0 itself on GPU 0) -> the other slots on its GPU. Joined
+  // into slot 0's stream (its `done` events) before it returns.
+  void broadcast_params(int count, cudaEvent_t after) {
+    if (count <= 1) return;
+    const DpRoute& r = routes_[static_cast<size_t>(count)];
+    const Slot& s0 = *slots_[0];
+    const size_t bytes = static_cast<size_t>(layout_.total) * sizeof(float);
+    for (int l : r.remote_leaders) wait_on(l, after);
+#if defined(TB_HAVE_NCCL)
+    if (use_nccl_ && nccl_step_[static_cast<size_t>(count)]) {
+      TB_NCCL_CHECK(ncclGroupStart());
+      for (size_t i = 0; i < devices_.size(); ++i) {
+        const int l = i == 0 ? 0 : leader_on(r, devices_[i]);
+        Slot& sl = *slots_[static_cast<size_t>(l)];
+        on(l);
+        // In place on every rank: the root (slot 0) sends its buffer, the others receive into theirs.
+        TB_NCCL_CHECK(ncclBroadcast(sl.params, sl.params, static_cast<size_t>(layout_.total), ncclFloat, 0,
+                                    comms_.comm[i], sl.stream));
+      }
+      TB_NCCL_CHECK(ncclGroupEnd());
+    } else
+#endif
+    {
+      for (int l : r.remote_leaders) {
+        Slot& sl = *slots_[static_cast<size_t>(l)];
+        on(l);
+        copy(sl.params, sl.device, s0.params, s0.device, bytes, sl.stream);
+      }
+    }
+    for (int l : r.remote_leaders) record_done(l);
+    for (int f : r.followers) {
+      const int l = r.leader[static_cast<size_t>(f)];
+      Slot& sl = *slots_[static_cast<size_t>(f)];
+      // A follower on GPU 0 copies from the master once `after` passed; elsewhere once its leader has it.
+      if (l == 0) {
+        wait_on(f, after);
+      } else {
+        on(f);
+        TB_CUDA_CHECK(cudaStreamWaitEvent(sl.stream, slots_[static_cast<size_t>(l)]->done, 0));
+      }
+      copy(sl.params, sl.device, slots_[static_cast<size_t>(l)]->params, sl.device, bytes, sl.stream);
+      record_done(f);
+    }
+    join(r.remote_leaders);
+    join(r.followers);
+  }
+
+  // The gradients of slots [0, used) summed into slot 0's, once slot 0's stream has
+  // passed `after` (every backward done): on each GPU the followers add into their
+  // leader (add_inplace on the leader's stream), then the leaders reduce onto GPU 0
+  // (ncclReduce, or a peer copy into scratch_ + add on slot 0's stream, leader by
+  // leader in slot order). Ends joined into slot 0's stream.
+  void reduce_grads(int used, cudaEvent_t after) {
+    if (used <= 1) return;
+    const DpRoute& r = routes_[static_cast<size_t>(used)];
+    Slot& s0 = *slots_[0];
+    const int64_t P = layout_.total;
+    for (int l : r.remote_leaders) wait_on(l, after);
+    for (int f : r.followers) {
+      const int l = r.leader[static_cast<size_t>(f)];
+      Slot& lead = *slots_[static_cast<size_t>(l)];
+      on(l);
+      cuda::add_inplace(lead.grads, slots_[static_cast<size_t>(f)]->grads, P, lead.stream);
+    }
+#if defined(TB_HAVE_NCCL)
+    if (use_nccl_ && nccl_step_[static_cast<size_t>(used)]) {
+      TB_NCCL_CHECK(ncclGroupStart());
+      for (size_t i = 0; i < devices_.size(); ++i) {
+        const int l = i == 0 ? 0 : leader_on(r, devices_[i]);
+        Slot& sl = *slots_[static_cast<size_t>(l)];
+        on(l);
+        TB_NCCL_CHECK(ncclReduce(sl.grads, sl.grads, static_cast<size_t>(P), ncclFloat, ncclSum, 0, comms_.comm[i],
+                                 sl.stream));
+      }
+      TB_NCCL_CHECK(ncclGroupEnd());
+      for (int l : r.remote_leaders) record_done(l);
+      join(r.remote_leaders);
+      return;
+    }
+#endif
+    for (int l : r.remote_leaders) record_done(l);
+    on(0);
+    for (int l : r.remote_leaders) {
+      const Slot& sl = *slots_[static_cast<size_t>(l)];
+      TB_CUDA_CHECK(cudaStreamWaitEvent(s0.stream, sl.done, 0));
+      copy(scratch_, s0.device, sl.grads, sl.device, static_cast<size_t>(P) * sizeof(float), s0.stream);
+      cuda::add_inplace(s0.grads, scratch_, P, s0.stream);
+    }
+  }
+
+  // The leader slot of `device` in route r (a GPU taking part in an NCCL step has one).
+  int leader_on(const DpRoute& r, int device) const {
+    for (int l : r.remote_leaders) {
+      if (slot_ids_[static_cast<size_t>(l)] == device) return l;
+    }
+    throw Error("cuda-dp: GPU " + std::to_string(device) + " has no slot in this step");
+  }
+
+  // acts[l] for l = 1..L on slot `sl` from x (rows x D): Z = A W^T (GEMM NT), bias (+ReLU).
+  void forward(Slot& sl, const float* x, int64_t rows) {
+    const int L = opt_.model.num_layers();
+    for (int l = 0; l < L; ++l) {
+      const LayerView& v = layout_.layers[static_cast<size_t>(l)];
+      const float* a = l == 0 ? x : sl.acts[static_cast<size_t>(l)];
+      float* z = sl.acts[static_cast<size_t>(l) + 1];
+      cuda::gemm(sl.cublas, false, true, rows, v.out, v.in, 1.0f, a, v.in, sl.params + v.w_offset, v.in, 0.0f, z,
+                 v.out, sl.stream);
+      cuda::bias_act_forward(z, sl.params + v.b_offset, rows, v.out, l + 1 < L, sl.stream);
+    }
+  }
+
+  // Loss of slot 0's output (rows x O, the gathered batch) against the batch's targets:
+  // adds the loss sum into *sum, writes dZ scaled for a global batch of global_rows
+  // into grad (nullptr: evaluation only).
+  void loss(const Batch& b, int64_t rows, int64_t global_rows, float* grad, double* sum, unsigned long long* hits) {
+    const Slot& s0 = *slots_[0];
+    const int64_t O = data_.o;
+    const float* out = s0.acts.back();
+    if (data_.task == Task::kRegression) {
+      cuda::mse_loss_grad(out, b.y, rows, O, 1.0f / static_cast<float>(global_rows * O), grad, sum, s0.stream);
+    } else {
+      cuda::softmax_xent_loss_grad(out, b.labels, rows, O, 1.0f / static_cast<float>(global_rows), grad, sum, hits,
+                                   s0.stream);
+    }
+  }
+
+  // Slot `sl`'s gradients from dz = dZ_L (rows x O): dW = dZ^T A (TN), db = column
+  // sums, dA = dZ W (NN) masked by ReLU into delta / delta_prev in turn.
+  void backward(Slot& sl, const float* x, const float* dz, int64_t rows) {
+    const float* d = dz;
+    float* spare[2] = {sl.delta, sl.delta_prev};
+    int next = 0;
+    for (int l = opt_.model.num_layers() - 1; l >= 0; --l) {
+      const LayerView& v = layout_.layers[static_cast<size_t>(l)];
+      const float* a = l == 0 ? x : sl.acts[static_cast<size_t>(l)];
+      cuda::gemm(sl.cublas, true, false, v.out, v.in, rows, 1.0f, d, v.out, a, v.in, 0.0f, sl.grads + v.w_offset,
+                 v.in, sl.stream);
+      cuda::column_sum(d, rows, v.out, sl.grads + v.b_offset, sl.stream);
+      if (l == 0) break;
+      float* dp = spare[next];
+      next ^= 1;
+      cuda::gemm(sl.cublas, false, false, rows, v.in, v.out, 1.0f, d, v.out, sl.params + v.w_offset, v.in, 0.0f, dp,
+                 v.in, sl.stream);
+      cuda::relu_backward(dp, a, rows, v.in, sl.stream);
+      d = dp;
+    }
+  }
+
+  // After the epoch's synchronisation: each interval between marks into its phase.
+  void accumulate_phase_times(int64_t steps) {
+    for (int64_t s = 0; s < steps; ++s) {
+      const cudaEvent_t* mk = &host_.events[static_cast<size_t>(s * kMarks)];
+      for (int k = 0; k + 1 < kMarks; ++k) {
+        float ms = 0;
+        TB_CUDA_CHECK(cudaEventElapsedTime(&ms, mk[k], mk[k + 1]));
+        const double sec = ms * 1e-3;
+        switch (kPhaseAfter[k]) {
+          case Phase::kTransfer: phases_.transfer_s += sec; break;
+          case Phase::kForward: phases_.forward_s += sec; break;
+          case Phase::kBackward: phases_.backward_s += sec; break;
+          case Phase::kComm: phases_.comm_s += sec; break;
+          case Phase::kOptimizer: phases_.optimizer_s += sec; break;
+        }
+      }
+    }
+  }
+
+  const Dataset& data_;
+  TrainOptions opt_;
+  ParamLayout layout_;
+  std::vector<int> slot_ids_;                // GPU of each slot, as --devices gave them
+  std::vector<int> devices_;                 // distinct GPUs, slot 0's first
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<DpRoute> routes_;              // [used]: leaders/followers of slots [0, used)
+  std::vector<char> nccl_step_;              // [used]: whether such a step may use the communicator
+  HostSide host_;
+#if defined(TB_HAVE_NCCL)
+  Comms comms_;                              // destroyed before the slots' streams
+#endif
+  bool use_nccl_ = false;
+  int64_t chunk_rows_ = 0, master_rows_ = 0, max_steps_ = 0;
+  float* velocity_ = nullptr;                // GPU 0: momentum buffer (P)
+  float* dz_full_ = nullptr;                 // GPU 0: dZ of the gathered batch (B x O)
+  float* scratch_ = nullptr;                 // GPU 0: a remote gradient in the peer-copy reduction (P)
+  float* xb_ = nullptr;                      // GPU 0: a shuffled batch, B x D
+  float* yb_ = nullptr;                      //        and its targets (B x O) or labels (B)
+  int32_t* lb_ = nullptr;
+  float* xd_ = nullptr;                      // GPU 0: the dataset
+  float* yd_ = nullptr;
+  int32_t* ld_ = nullptr;
+  int64_t* order_ = nullptr;                 // GPU 0: the epoch's visiting order
+  double* step_loss_ = nullptr;              // GPU 0: per-step loss sums, then the evaluation sum
+  unsigned long long* hits_ = nullptr;
+  cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr, params_set_ = nullptr;
+  double loss_per_row_div_ = 1;
+  bool needs_upload_ = true;
+  PhaseTimes phases_;
+};
+
+class CudaDpBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda-dp"; }
+  std::string description() const override {
+    return "1 process, N GPUs, torch.nn.DataParallel semantics (replicate, scatter, gather, reduce onto GPU 0)";
+  }
+  // Without --devices the run needs two GPUs; a slot list (even 0,0 on one GPU) runs
+  // on the GPUs it names.
+  Availability availability() const override { return availability_for(TrainOptions{}); }
+  Availability availability_for(const TrainOptions& opt) const override {
+    const GpuInventory g = gpu_inventory();
+    if (!g.usable) return {false, g.reason};
+    const std::string why = dp_unavailable_reason(static_cast<int>(g.gpus.size()), opt.dp_devices);
+    if (!why.empty()) return {false, why};
+    return {true, ""};
+  }
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
+    // Flags first: these need no GPU to refuse.
+    if (!opt.data_on_device) {
+      throw Error("--data-placement host: not supported by cuda-dp (the batch is scattered from GPU 0; use "
+                  "--data-placement device)");
+    }
+    if (opt.cuda_graph) {
+      throw Error("--cuda-graph: not supported by cuda-dp (a step spans several streams and GPUs)");
+    }
+    const GpuInventory g = gpu_inventory();
+    if (!g.usable) throw Error("cuda-dp: " + g.reason);
+    return std::make_unique<CudaDpTrainer>(data, opt, resolve_slots(opt.dp_devices, static_cast<int>(g.gpus.size())));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_dp_backend() { return std::make_unique<CudaDpBackend>(); }
+
+}  // namespace tb
