@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_step.h"
 
 namespace tb {
 
@@ -99,6 +100,18 @@ void CpuModel::backward(const float* x, int64_t count, const std::function<void(
     cpu::relu_backward(delta_prev_.data(), a, count, v.in);
     delta_.swap(delta_prev_);
   }
+}
+
+bool CpuModel::has_fused_step() const {
+  return model_.num_layers() == 1 && data_.task == Task::kRegression && data_.o <= cpu::kLinearStepMaxOutputs;
+}
+
+double CpuModel::fused_step(const BatchView& b, int64_t count, int64_t global_rows) {
+  const LayerView& v = layout_.layers[0];
+  const float inv = 1.0f / static_cast<float>(global_rows * v.out);
+  return cpu::linear_mse_step(b.x, b.y, count, v.in, v.out, &params_[v.w_offset], &params_[v.b_offset], inv,
+                              &grad_[v.w_offset], &grad_[v.b_offset]) /
+         static_cast<double>(v.out);
 }
 
 void CpuModel::evaluate_rows(int64_t begin, int64_t end, double* loss_sum, int64_t* hits) {

@@ -47,6 +47,12 @@ class CpuModel {
   // trainer can start reducing them while earlier layers are still computed.
   void backward(const float* x, int64_t count, const std::function<void(int)>& on_layer = {});
 
+  // Whether fused_step() applies: one linear layer, regression, at most 16 outputs.
+  bool has_fused_step() const;
+  // forward + loss(with_grad) + backward in one pass over the batch
+  // (kernels/cpu/linear_step.h): the same gradients in grads(), acts not stored.
+  double fused_step(const BatchView& b, int64_t count, int64_t global_rows);
+
   // Mean loss and accuracy over the whole dataset (chunks of up to max_rows).
   EvalResult evaluate();
   // Sum of the per-row losses and the argmax hits over rows [begin, end).

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/host_info.h"
+#include "kernels/cpu/gemm.h"
 
 namespace tb {
 namespace {
@@ -111,7 +112,7 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
     << ", \"flags\": " << q(TB_CXX_FLAGS) << ", \"cuda_architectures\": " << q_or_null(cuda)
     << ", \"cuda\": " << (g.runtime_version.empty() ? "null" : q(g.runtime_version))
     << ", \"mpi\": " << q_or_null(mpi) << ", \"nccl\": " << q_or_null(nccl)
-    << ", \"cpu_gemm\": \"tb::cpu::gemm (blocked, OpenMP)\"},\n";
+    << ", \"cpu_gemm\": " << q(cpu::gemm_implementation()) << "},\n";
   j << "  \"host\": {\"hostname\": " << q(h.hostname) << ", \"os\": " << q(h.os) << ", \"kernel\": " << q(h.kernel)
     << ", \"cpu_model\": " << q(h.cpu_model) << ", \"logical_cores\": " << h.logical_cores
     << ", \"memory_bytes\": " << h.memory_bytes << "},\n";

@@ -40,11 +40,18 @@ class CpuOmpTrainer final : public StepTrainer {
     Stopwatch sw;
     const BatchView b = model_.load_batch(rows, count);
     if (b.gathered) phases_.transfer_s += sw.lap();
-    model_.forward(b.x, count);
-    const double loss_sum = model_.loss(b, count, global_rows, true, nullptr);
-    phases_.forward_s += sw.lap();
-    model_.backward(b.x, count);
-    phases_.backward_s += sw.lap();
+    double loss_sum = 0;
+    if (model_.has_fused_step()) {
+      // Linear regression: one pass over the batch; forward_s holds the backward too.
+      loss_sum = model_.fused_step(b, count, global_rows);
+      phases_.forward_s += sw.lap();
+    } else {
+      model_.forward(b.x, count);
+      loss_sum = model_.loss(b, count, global_rows, true, nullptr);
+      phases_.forward_s += sw.lap();
+      model_.backward(b.x, count);
+      phases_.backward_s += sw.lap();
+    }
     cpu::sgd_update(model_.params().data(), model_.grads().data(), velocity_.data(), model_.layout().total,
                     static_cast<float>(opt_.lr), static_cast<float>(opt_.momentum),
                     static_cast<float>(opt_.weight_decay));

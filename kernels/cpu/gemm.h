@@ -14,4 +14,8 @@ namespace tb::cpu {
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// What this build's gemm is, for env.json: our own kernels (no BLAS), and which
+// micro-kernel the compiler flags selected (AVX-512 intrinsics or the portable one).
+const char* gemm_implementation();
+
 }  // namespace tb::cpu

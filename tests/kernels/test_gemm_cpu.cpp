@@ -122,12 +122,13 @@ std::string describe(const Case& tc) {
 }
 
 // Odd sizes, primes, the skinny paths, and shapes beyond the blocks (micro-tile 12x32
-// with AVX-512 or 6x16 without; kMC 192, kKC 256, kNC 512 in gemm.cpp) so that the
-// edges of every loop level are hit.
+// with AVX-512 or 6x16 without; kKC 384, kNC 512, kPackRows 4096 in gemm.cpp) so that
+// the edges of every loop level are hit.
 const std::vector<Shape> kShapes = {
     {1, 1, 1},     {1, 1, 7},    {2, 3, 1},     {5, 7, 3},     {17, 33, 9},   {13, 1, 29},
     {1, 19, 31},   {1, 1, 300},  {12, 32, 256}, {25, 65, 257}, {65, 129, 257}, {200, 70, 530},
-    {40, 600, 37}, {1024, 1, 64}, {1, 64, 1024}, {256, 10, 64}, {10, 256, 64},
+    {40, 600, 37}, {1024, 1, 64}, {1, 64, 1024}, {256, 10, 64}, {10, 256, 64}, {4099, 35, 5},
+    {24, 64, 769}, {13, 40, 1024},  // lda = 1024: A packed, not read in place
 };
 
 class GemmCpu : public ::testing::TestWithParam<int> {};  // parameter: OpenMP threads

@@ -1,0 +1,127 @@
+// tests/kernels/test_linear_step_cpu.cpp — the fused linear-regression step
+// (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
+// squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
+// around the vector width (D and O at 1, 15, 16, 17...), row counts around the
+// 8-row blocks, both sides of the parallel threshold, 1 and 2 threads.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/linear_step.h"
+
+namespace tb::cpu {
+namespace {
+
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ThreadScope() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+std::vector<float> random_vec(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+struct Shape {
+  int64_t rows, d, o;
+};
+
+class LinearStepCpu : public ::testing::TestWithParam<int> {};  // parameter: threads
+
+// float32 sums of D products (forward) and B products (dW) against double: relative
+// error ~ sqrt(n) * 6e-8 typically; 1e-5 relative to the sum of magnitudes (which
+// bounds any summation order's error at these sizes) leaves margin and still catches
+// a wrong index, scale or dropped row.
+TEST_P(LinearStepCpu, MatchesNaiveDouble) {
+  ThreadScope threads(GetParam());
+  const std::vector<Shape> shapes = {{1, 1, 1},    {7, 5, 1},    {9, 64, 1},   {1024, 64, 1},  {600, 100, 1},
+                                     {8, 16, 2},   {17, 33, 3},  {16, 15, 16}, {100, 1, 16},   {257, 64, 16},
+                                     {513, 1024, 16}, {40, 200, 9}};
+  for (const Shape& s : shapes) {
+    const std::vector<float> x = random_vec(s.rows * s.d, 1), t = random_vec(s.rows * s.o, 2);
+    const std::vector<float> w = random_vec(s.o * s.d, 3), b = random_vec(s.o, 4);
+    const float inv = 1.0f / static_cast<float>(s.rows * s.o);
+    std::vector<float> dw(s.o * s.d, 123.0f), db(s.o, 123.0f);  // overwritten, not accumulated
+    const double loss = linear_mse_step(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(), inv, dw.data(),
+                                        db.data());
+
+    double want_loss = 0;
+    std::vector<double> g(s.rows * s.o), want_dw(s.o * s.d, 0.0), mag_dw(s.o * s.d, 0.0);
+    std::vector<double> want_db(s.o, 0.0), mag_db(s.o, 0.0);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      for (int64_t j = 0; j < s.o; ++j) {
+        double z = b[j];
+        for (int64_t p = 0; p < s.d; ++p) z += double(x[r * s.d + p]) * w[j * s.d + p];
+        const double diff = z - t[r * s.o + j];
+        want_loss += diff * diff;
+        g[r * s.o + j] = 2 * diff * inv;
+        want_db[j] += g[r * s.o + j];
+        mag_db[j] += std::abs(g[r * s.o + j]);
+        for (int64_t p = 0; p < s.d; ++p) {
+          want_dw[j * s.d + p] += g[r * s.o + j] * x[r * s.d + p];
+          mag_dw[j * s.d + p] += std::abs(g[r * s.o + j] * x[r * s.d + p]);
+        }
+      }
+    }
+    const std::string at = std::to_string(s.rows) + "x" + std::to_string(s.d) + "->" + std::to_string(s.o);
+    EXPECT_NEAR(loss, want_loss, 1e-5 * want_loss + 1e-12) << at;
+    for (int64_t i = 0; i < s.o * s.d; ++i) {
+      ASSERT_NEAR(dw[i], want_dw[i], 1e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "]";
+    }
+    for (int64_t j = 0; j < s.o; ++j) ASSERT_NEAR(db[j], want_db[j], 1e-5 * mag_db[j] + 1e-30) << at << " db";
+  }
+}
+
+TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
+  ThreadScope threads(GetParam());
+  const std::vector<float> w = random_vec(3 * 4, 1), b = random_vec(3, 2);
+  std::vector<float> dw(12, 5.0f), db(3, 5.0f);
+  EXPECT_EQ(linear_mse_step(nullptr, nullptr, 0, 4, 3, w.data(), b.data(), 1.0f, dw.data(), db.data()), 0.0);
+  EXPECT_EQ(dw, std::vector<float>(12, 0.0f));
+  EXPECT_EQ(db, std::vector<float>(3, 0.0f));
+}
+
+TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
+  const int64_t rows = 4096, d = 64, o = 16;  // above the parallel threshold
+  const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
+  const std::vector<float> w = random_vec(o * d, 7), b = random_vec(o, 8);
+  std::vector<float> dw1(o * d), db1(o), dw2(o * d), db2(o);
+  double l1, l2;
+  {
+    ThreadScope one(1);
+    l1 = linear_mse_step(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o), dw1.data(), db1.data());
+  }
+  {
+    ThreadScope two(2);
+    l2 = linear_mse_step(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o), dw2.data(), db2.data());
+  }
+  EXPECT_NEAR(l1, l2, 1e-9 * l1);
+  for (int64_t i = 0; i < o * d; ++i) ASSERT_NEAR(dw1[i], dw2[i], 1e-5 * (std::abs(dw1[i]) + 1e-3)) << i;
+}
+
+TEST(LinearStepCpuEdge, RejectsUnsupportedShapes) {
+  float v = 0;
+  EXPECT_THROW(linear_mse_step(&v, &v, 1, 1, 0, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+  EXPECT_THROW(linear_mse_step(&v, &v, 1, 1, 17, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+  EXPECT_THROW(linear_mse_step(&v, &v, 1, 0, 1, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+  EXPECT_THROW(linear_mse_step(&v, &v, -1, 1, 1, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, LinearStepCpu, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& i) { return "t" + std::to_string(i.param); });
+
+}  // namespace
+}  // namespace tb::cpu
