@@ -13,8 +13,15 @@ RESULTS    ?= results/$(RUN_ID)
 RUN        ?= $(shell ls -1dt results/*/ 2>/dev/null | head -n 1)
 NEW        ?= $(RUN)
 THRESHOLD  ?= 5%
+# `make perf` (issue #7): its suite, its folder, and the benchmark conditions of
+# docs/performance.md: neither OPENBLAS_CORETYPE nor OPENBLAS_L2_SIZE set (they force
+# slower OpenBLAS kernels), and Debian's OpenMP build of OpenBLAS for PyTorch and numpy.
+PERF_SUITE   ?= bench/suites/perf.suite
+PERF_RESULTS ?= results/perf-$(RUN_ID)
+OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
+PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
-.PHONY: all build configure deps test bench report compare microbench clean
+.PHONY: all build configure deps test bench report compare microbench peers perf clean
 
 all: build
 
@@ -31,11 +38,14 @@ build: configure
 
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	$(PYTHON) -m pytest -q tests/reports
+	TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers
 
-# The suite exits 1 when a run failed; the report is rendered anyway, then make fails.
+# The suite exits 1 when a run failed; PyTorch peer rows (bench/peers/) are added
+# (or recorded as skipped without torch), the report is rendered anyway, then make fails.
 bench: deps build
 	@rc=0; ./$(BUILD)/trainbench suite $(SUITE) --out $(RESULTS) || rc=$$?; \
+	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RESULTS) \
+	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
 	  $(PYTHON) reports/render.py $(RESULTS) && echo "report: $(RESULTS)/report.html"; \
 	  exit $$rc
 
@@ -46,6 +56,32 @@ report:
 compare:
 	@test -n "$(BASE)" && test -n "$(NEW)" || { echo "usage: make compare BASE=dir [NEW=dir] [THRESHOLD=5%]" >&2; exit 2; }
 	$(PYTHON) reports/compare.py $(BASE) $(NEW) --threshold $(THRESHOLD)
+
+# PyTorch peer rows (bench/peers/) for a finished run: every SUITE entry that runs
+# cpu-omp is exported, trained by pytorch_train.py, appended to RUN/results.csv.
+peers: build
+	@test -n "$(RUN)" || { echo "make peers: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
+	@rc=0; $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RUN) \
+	  --trainbench ./$(BUILD)/trainbench || rc=$$?; \
+	  $(PYTHON) reports/render.py $(RUN) && echo "report: $(RUN)/report.html"; exit $$rc
+
+# Issue #7's measurements: the perf suite, its PyTorch peers, the OpenBLAS sgemm rate
+# at the large MLP's shapes, then the targets table (perf_summary.md) and the report.
+perf: deps build
+	@load0=$$(cat /proc/loadavg 2>/dev/null); stat0=$$(head -n 1 /proc/stat); t0=$$(date +%s.%N); rc=0; \
+	  mkdir -p $(PERF_RESULTS); \
+	  echo "load average before: $$load0 (numbers from a busy machine are not comparable)"; \
+	  $(PERF_ENV) $(PYTHON) bench/peers/sgemm_rate.py --threads all --out $(PERF_RESULTS)/sgemm-before.json || rc=$$?; \
+	  $(PERF_ENV) ./$(BUILD)/trainbench suite $(PERF_SUITE) --out $(PERF_RESULTS) || rc=$$?; \
+	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(PERF_SUITE) --results $(PERF_RESULTS) \
+	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
+	  $(PERF_ENV) $(PYTHON) bench/peers/sgemm_rate.py --threads all --out $(PERF_RESULTS)/sgemm-after.json || rc=$$?; \
+	  { echo "$$load0"; cat /proc/loadavg; } > $(PERF_RESULTS)/loadavg.txt 2>/dev/null; \
+	  { echo "before $$stat0"; echo "after $$(head -n 1 /proc/stat)"; \
+	    echo "wall_s $$(awk "BEGIN { print $$(date +%s.%N) - $$t0 }")"; echo "cpus $$(nproc)"; \
+	    times; } > $(PERF_RESULTS)/cpu_usage.txt; \
+	  $(PYTHON) bench/peers/perf_summary.py $(PERF_RESULTS) || rc=$$?; \
+	  $(PYTHON) reports/render.py $(PERF_RESULTS) && echo "report: $(PERF_RESULTS)/report.html"; exit $$rc
 
 microbench: build
 	./$(BUILD)/bench/tb_microbench_cpu --benchmark_counters_tabular=true

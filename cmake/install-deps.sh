@@ -14,7 +14,12 @@ report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest fonts-dejav
 # Nice to have: the report test opens the page in headless Chromium and skips
 # (with the reason) without it. Ubuntu ships chromium only as a snap, so it is
 # installed only where apt has a real package for it.
-optional_pkgs=(chromium)
+# PyTorch for the peer rows and the oracle test (bench/peers/, tests/peers/; both say
+# "skipped" without it) and the OpenMP build of OpenBLAS that PyTorch and numpy should
+# use (docs/performance.md: the default pthreads build fights PyTorch's OpenMP threads).
+# Debian 12 has python3-torch 1.13.1 and libopenblas0-openmp 0.3.21 in main; Ubuntu has
+# both in universe (versions differ by release; not verified here: apt-cache policy).
+optional_pkgs=(chromium python3-torch libopenblas0-openmp)
 case "$want" in
   build)  pkgs=("${build_pkgs[@]}") ;;
   report) pkgs=("${report_pkgs[@]}") ;;

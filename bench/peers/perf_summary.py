@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Issue #7's targets from one `make perf` folder: cpu-omp against PyTorch (same
+workload, same thread count, medians over repetitions) and, for the large MLP,
+cpu-omp's GEMM rate against the machine's sgemm rate measured in the same run.
+
+  small linear    (linear-64x1-*)        cpu-omp >= 4   x torch-cpu samples/s
+  wide linear     (linear-1024x16-*)     cpu-omp >= 2   x torch-cpu
+  small MLP       (mlp-784x256x256x10-*) cpu-omp >= 1.2 x torch-cpu
+  large MLP       (mlp-1024x4096x...)    cpu-omp GEMM rate >= 95% of sgemm's, and >= torch-cpu
+
+cpu-omp's GEMM rate = samples/s x the step's GEMM FLOPs per sample (forward 2·in·out,
+dW 2·in·out, dA 2·in·out except for the first layer, summed over layers): every
+non-GEMM cost of the step (bias, ReLU, loss, SGD) counts against it.
+
+Usage: perf_summary.py RESULTS_DIR   (reads results.csv, sgemm*.json -- the fastest
+counts --, cpu_usage.txt and loadavg.txt if present; prints a Markdown table and
+writes RESULTS_DIR/perf_summary.md)
+"""
+
+import csv
+import json
+import os
+import statistics
+import sys
+
+TARGETS = [  # (workload prefix, label, required ratio vs torch-cpu)
+    ("linear-64x1-", "small linear 64->1", 4.0),
+    ("linear-1024x16-", "wide linear 1024->16", 2.0),
+    ("mlp-784x256x256x10-", "small MLP 784-256-256-10", 1.2),
+    ("mlp-1024x4096x4096x4096x1000-", "large MLP 1024-4096-4096-4096-1000", 1.0),
+]
+SGEMM_SHARE = 0.95
+OTHERS_MAX = 0.05  # other processes' share of the CPUs above which a run is flagged
+
+
+def step_flops_per_sample(layers):
+    total = 0
+    for i in range(len(layers) - 1):
+        mac = layers[i] * layers[i + 1]
+        total += 2 * mac * (3 if i > 0 else 2)  # forward, dW, and dA except for layer 1
+    return total
+
+
+def others_cpu_share(path):
+    """Share of all CPUs' time other processes used while `make perf` ran, from the
+    /proc/stat lines before/after, the wall time and the run's own CPU time (the
+    last two lines: bash `times`, the shell's and its children's user and system).
+    None when the file is absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [line.rstrip("\n") for line in f if line.strip()]
+        kv = dict(line.split(" ", 1) for line in lines[:-2])
+        kv["own_cpu"] = lines[-2] + " " + lines[-1]
+
+        def busy(stat):  # "cpu user nice system idle iowait irq softirq steal ..." in USER_HZ ticks
+            v = [int(x) for x in stat.split()[1:]]
+            return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+        def seconds(text):  # "5m10.382s"
+            m, s = text.rstrip("s").split("m")
+            return 60 * float(m) + float(s)
+
+        own = sum(seconds(t) for t in kv["own_cpu"].split())
+        others = busy(kv["after"]) - busy(kv["before"]) - own
+        return max(0.0, others) / (float(kv["wall_s"]) * int(kv["cpus"]))
+    except (OSError, KeyError, ValueError, IndexError, ZeroDivisionError):
+        return None
+
+
+def groups(rows):
+    g = {}
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        g.setdefault((r["workload"], r["backend"], int(r["threads"])), []).append(float(r["samples_per_s"]))
+    return g
+
+
+def fmt(v):
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: perf_summary.py RESULTS_DIR", file=sys.stderr)
+        return 2
+    folder = argv[1]
+    try:
+        with open(os.path.join(folder, "results.csv"), encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        print(f"perf_summary.py: {folder}/results.csv: {e.strerror}", file=sys.stderr)
+        return 2
+    # sgemm measured before and after the suite: the faster one is the machine's
+    # rate (a busy moment only ever slows a measurement down).
+    sgemm = None
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("sgemm") and name.endswith(".json"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                m = json.load(f)
+            m["file"] = name
+            if sgemm is None or m["step_gflop_per_s"] > sgemm["step_gflop_per_s"]:
+                sgemm = m
+    g = groups(rows)
+    layers_of = {r["workload"]: [int(v) for v in r["layers"].split(",")] for r in rows}
+    out = ["| target | workload | threads | cpu-omp samples/s median [min–max] | "
+           "torch-cpu samples/s median [min–max] | ratio | target | met |",
+           "|---|---|---|---|---|---|---|---|"]
+    for prefix, label, need in TARGETS:
+        workloads = sorted({w for (w, b, t) in g if w.startswith(prefix)})
+        if not workloads:
+            out.append(f"| {label} | – | – | not run | | | ≥ {need:g}× | – |")
+            continue
+        for w in workloads:
+            for t in sorted({t for (ww, b, t) in g if ww == w and b == "cpu-omp"}):
+                ours = g.get((w, "cpu-omp", t), [])
+                peer = g.get((w, "torch-cpu", t), [])
+                o_med = statistics.median(ours)
+                cell_o = f"{fmt(o_med)} [{fmt(min(ours))}–{fmt(max(ours))}]"
+                if peer:
+                    p_med = statistics.median(peer)
+                    ratio = o_med / p_med
+                    cell_p = f"{fmt(p_med)} [{fmt(min(peer))}–{fmt(max(peer))}]"
+                    met = "yes" if ratio >= need else "**no**"
+                    out.append(f"| {label} | {w} | {t} | {cell_o} | {cell_p} | {ratio:.2f}× | ≥ {need:g}× | {met} |")
+                else:
+                    out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | – |")
+    lines = ["\n".join(out)]
+    big = [w for (w, b, t) in g if w.startswith(TARGETS[3][0]) and b == "cpu-omp"]
+    if big and sgemm:
+        w = big[0]
+        t = max(tt for (ww, b, tt) in g if ww == w and b == "cpu-omp")
+        sps = g[(w, "cpu-omp", t)]
+        flops = step_flops_per_sample(layers_of[w])
+        rate = [s * flops / 1e9 for s in sps]
+        share = statistics.median(rate) / sgemm["step_gflop_per_s"]
+        lines.append(
+            f"\nLarge MLP GEMM rate: cpu-omp {statistics.median(rate):.1f} GFLOP/s [{min(rate):.1f}–{max(rate):.1f}] "
+            f"({t} threads; {flops / 1e6:.1f} MFLOP per sample) against the sgemm rate "
+            f"{sgemm['step_gflop_per_s']:.1f} GFLOP/s ({sgemm['file']}: {sgemm['threads']} threads, "
+            f"{sgemm['blas_library']}, core {sgemm['openblas_core']}) = {share:.1%} (target ≥ {SGEMM_SHARE:.0%}: "
+            f"{'met' if share >= SGEMM_SHARE else 'NOT met'}).")
+    elif big:
+        lines.append("\nLarge MLP GEMM rate: no sgemm*.json in this folder (run bench/peers/sgemm_rate.py).")
+    usage = others_cpu_share(os.path.join(folder, "cpu_usage.txt"))
+    if usage is not None:
+        lines.append(f"\nOther processes used {usage:.1%} of the machine's CPU time during the run "
+                     "(/proc/stat busy time minus this run's own CPU time).")
+        if usage > OTHERS_MAX:
+            lines.append(f"WARNING: above {OTHERS_MAX:.0%}: the machine was shared; rerun on an idle machine "
+                         "before comparing these numbers.")
+    load = os.path.join(folder, "loadavg.txt")
+    if os.path.isfile(load):
+        with open(load, encoding="utf-8") as f:
+            loads = [l.split()[:3] for l in f if l.strip()]
+        lines.append("Load average (1, 5, 15 min) before / after (after includes the run itself): " +
+                     " / ".join(" ".join(l) for l in loads))
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    with open(os.path.join(folder, "perf_summary.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

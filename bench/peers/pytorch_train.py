@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+"""PyTorch peer: train an exported trainbench workload with PyTorch and append
+result rows (backend torch-cpu, torch-cuda) to a trainbench results.csv.
+
+The export (`trainbench export ... --out DIR`, formats in harness/export.h) fixes
+the data, the initial parameters and the row order of every epoch, so PyTorch
+trains exactly what the backends train: nn.Linear layers with ReLU between them,
+MSELoss / CrossEntropyLoss (mean over the batch), torch.optim.SGD with the same
+momentum and weight decay, the same batches (the short last batch kept and
+averaged over its size, or dropped with drop_last).
+
+Timing follows the harness (harness/runner.cpp): W untimed warm-up epochs, then R
+repetitions, each starting again from the initial parameters with fresh momentum;
+a repetition's time is the sum of its E epochs' wall times (time.perf_counter; on
+CUDA after torch.cuda.synchronize()). After each repetition, untimed: the mean
+loss (and accuracy) over the whole set and the sum of the parameters.
+
+Usage:
+  pytorch_train.py EXPORT_DIR --results RESULTS.csv [--threads 1,all] [--devices auto]
+                   [--warmup W] [--reps R] [--run-id ID] [--save-params FILE]
+Exit codes: 0 rows written (ok or skipped); 1 a run failed (its row says why);
+2 bad input (one line on stderr, nothing written).
+
+Rows: torch-cpu once per --threads value (torch.set_num_threads); torch-cuda on
+GPU 0 with the data resident on the device (when torch.cuda.is_available(), else a
+`skipped:` row). Without an importable torch every row is `skipped: python3-torch
+not importable (...)`. DataParallel / DDP (torch-dp, torch-ddp) are not run.
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import math
+import os
+import platform
+import resource
+import socket
+import struct
+import sys
+import time
+
+import numpy as np
+
+EXPORT_VERSION = 1
+DATA_MAGIC = b"TBDATA\0\0"
+ORDER_MAGIC = b"TBORDER\0"
+PARAM_MAGIC = b"TBPARAM1"
+HEADER_BYTES = 64
+EVAL_CHUNK = 4096  # rows per forward pass when measuring the final loss
+
+
+class BadInput(Exception):
+    """Unusable export or results file; str() is the one line printed."""
+
+
+# ---- reading an export (formats: harness/export.h) -----------------------------------
+
+def _header(path, magic):
+    with open(path, "rb") as f:
+        head = f.read(HEADER_BYTES)
+    if len(head) < HEADER_BYTES or head[:8] != magic:
+        name = magic.rstrip(b"\0").decode()
+        raise BadInput(f"{path}: not a {name} file (bad magic)")
+    fields = struct.unpack("<7q", head[8:])
+    if fields[0] != EXPORT_VERSION:
+        raise BadInput(f"{path}: version {fields[0]}, this script reads version {EXPORT_VERSION}")
+    return fields
+
+
+def read_data(path):
+    """data.bin -> (task, X n x d float32, Y n x o float32 or labels n int32)."""
+    _, task, n, d, o, _, _ = _header(path, DATA_MAGIC)
+    want = HEADER_BYTES + 4 * n * d + 4 * (n if task == 1 else n * o)
+    if os.path.getsize(path) != want:
+        raise BadInput(f"{path}: {os.path.getsize(path)} bytes, expected {want} for n={n} d={d} o={o}")
+    x = np.fromfile(path, "<f4", count=n * d, offset=HEADER_BYTES).reshape(n, d)
+    if task == 1:
+        y = np.fromfile(path, "<i4", count=n, offset=HEADER_BYTES + 4 * n * d)
+    else:
+        y = np.fromfile(path, "<f4", count=n * o, offset=HEADER_BYTES + 4 * n * d).reshape(n, o)
+    return ("classification" if task == 1 else "regression"), x, y
+
+
+def read_orders(path, n):
+    _, epochs, rows, *_ = _header(path, ORDER_MAGIC)
+    if rows != n or os.path.getsize(path) != HEADER_BYTES + 8 * epochs * n:
+        raise BadInput(f"{path}: shape {epochs} x {rows} does not match the data's {n} rows")
+    return np.fromfile(path, "<i8", offset=HEADER_BYTES).reshape(epochs, n)
+
+
+def read_params(path):
+    with open(path, "rb") as f:
+        head = f.read(16)
+    if len(head) < 16 or head[:8] != PARAM_MAGIC:
+        raise BadInput(f"{path}: not a TBPARAM1 file")
+    (count,) = struct.unpack("<q", head[8:])
+    if os.path.getsize(path) != 16 + 4 * count:
+        raise BadInput(f"{path}: size does not match its count {count}")
+    return np.fromfile(path, "<f4", offset=16)
+
+
+def write_params(path, flat):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(PARAM_MAGIC + struct.pack("<q", flat.size) + flat.astype("<f4").tobytes())
+    os.replace(tmp, path)
+
+
+def load_export(folder):
+    try:
+        with open(os.path.join(folder, "workload.json"), encoding="utf-8") as f:
+            w = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise BadInput(f"{folder}/workload.json: {e}") from e
+    if w.get("format") != "trainbench-export" or w.get("version") != EXPORT_VERSION:
+        raise BadInput(f"{folder}/workload.json: not a version-{EXPORT_VERSION} trainbench export")
+    return w
+
+
+# ---- the results CSV -----------------------------------------------------------------
+
+def _num(v):
+    return "%.9g" % v  # as harness/result_row.cpp writes numbers
+
+
+class Results:
+    """Appends whole rows to an existing results.csv (and curves.csv) in its own header order."""
+
+    def __init__(self, path):
+        self.path = path
+        self.header = self._header(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        curves = os.path.join(folder, "curves.csv")
+        self.curves = curves if os.path.basename(path) == "results.csv" and os.path.isfile(curves) else None
+        self.curves_header = self._header(self.curves, ("epoch", "train_loss")) if self.curves else None
+        self.last = self._last_row(path)
+
+    @staticmethod
+    def _header(path, required=("backend", "status")):
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise BadInput(f"{path}: {e.strerror} (the peer appends to an existing results file)") from e
+        if not data.endswith(b"\n"):
+            raise BadInput(f"{path}: no final newline (refusing to append to a truncated file)")
+        first = data.split(b"\n", 1)[0].decode("utf-8")
+        header = next(csv.reader([first]))
+        if not all(c in header for c in required):
+            raise BadInput(f"{path}: not a trainbench results file (header: {first[:60]})")
+        return header
+
+    @staticmethod
+    def _last_row(path):
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        return rows[-1] if rows else {}
+
+    def _append(self, path, header, values):
+        unknown = set(values) - set(header)
+        if unknown:
+            raise BadInput(f"{path}: header lacks column(s) {sorted(unknown)}")
+        line = _csv_line([values.get(c, "") for c in header])
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line.encode("utf-8"))  # one write per row, as the harness does
+        finally:
+            os.close(fd)
+
+    def append(self, values):
+        self._append(self.path, self.header, values)
+
+    def append_curve(self, values):
+        if self.curves:
+            self._append(self.curves, self.curves_header, values)
+
+
+def _csv_line(fields):
+    class Line:
+        text = ""
+
+        def write(self, s):
+            self.text += s
+    out = Line()
+    csv.writer(out, lineterminator="\n").writerow(fields)
+    return out.text
+
+
+def base_row(w, ident, backend, threads, device):
+    return {
+        "schema_version": "1", "run_id": ident["run_id"], "timestamp": ident["timestamp"],
+        "host": ident["host"], "workload": w["workload"], "backend": backend, "model": w["model"],
+        "layers": ",".join(str(v) for v in w["layers"]), "dataset": w["dataset"], "task": w["task"],
+        "n_samples": str(w["n"]), "batch_size": str(w["batch"]), "epochs": str(w["epochs"]),
+        "lr": _num(w["lr"]), "momentum": _num(w["momentum"]), "weight_decay": _num(w["weight_decay"]),
+        "seed": str(w["seed"]), "precision": w.get("precision", "fp32"), "world_size": "1",
+        "devices": device, "threads": str(threads), "repetition": "0",
+    }
+
+
+# ---- training --------------------------------------------------------------------------
+
+def build_model(torch, layers, flat):
+    """nn.Sequential(Linear, ReLU, ..., Linear) holding the flat parameters (W_l then b_l)."""
+    mods = []
+    for i in range(len(layers) - 1):
+        lin = torch.nn.Linear(layers[i], layers[i + 1])
+        mods.append(lin)
+        if i + 2 < len(layers):
+            mods.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*mods)
+    load_flat(torch, model, flat)
+    return model
+
+
+def linears(model):
+    return [m for m in model if hasattr(m, "weight")]
+
+
+def load_flat(torch, model, flat):
+    off = 0
+    with torch.no_grad():
+        for lin in linears(model):
+            for p in (lin.weight, lin.bias):
+                k = p.numel()
+                p.copy_(torch.from_numpy(flat[off:off + k]).view_as(p))
+                off += k
+    if off != flat.size:
+        raise BadInput(f"params.bin holds {flat.size} values, the model needs {off}")
+
+
+def flat_params(model):
+    return np.concatenate([p.detach().cpu().numpy().ravel()
+                           for lin in linears(model) for p in (lin.weight, lin.bias)])
+
+
+class Trainer:
+    """One workload on one device; train_epoch mirrors harness/cpu_trainer_base.cpp."""
+
+    def __init__(self, torch, w, task, x, y, orders, init, device):
+        self.torch, self.w, self.device = torch, w, device
+        self.cuda = device.type == "cuda"
+        self.x = torch.from_numpy(x).to(device)
+        if task == "classification":
+            self.y = torch.from_numpy(y.astype(np.int64)).to(device)
+            self.loss_fn = torch.nn.CrossEntropyLoss()
+        else:
+            self.y = torch.from_numpy(y).to(device)
+            self.loss_fn = torch.nn.MSELoss()
+        self.classification = task == "classification"
+        self.orders = None if orders is None else [torch.from_numpy(o).to(device) for o in orders]
+        self.init = init
+        self.model = build_model(torch, w["layers"], init).to(device)
+        self.reset()
+
+    def reset(self):
+        """Initial parameters and a fresh optimizer (zero momentum), as set_params does."""
+        load_flat(self.torch, self.model, self.init)
+        self.opt = self.torch.optim.SGD(self.model.parameters(), lr=self.w["lr"],
+                                        momentum=self.w["momentum"],
+                                        weight_decay=self.w["weight_decay"])
+        self.phases = dict(transfer_s=0.0, forward_s=0.0, backward_s=0.0, optimizer_s=0.0)
+
+    def train_epoch(self, epoch):
+        """One epoch over the batches of `epoch`'s order; returns (mean step loss, first
+        non-finite step or -1)."""
+        torch, pc = self.torch, time.perf_counter
+        B, rows = self.w["batch"], self.w["rows_per_epoch"]
+        order = None if self.orders is None else self.orders[epoch % len(self.orders)]
+        ph, losses = self.phases, []
+        timed = not self.cuda  # per-phase clocks would need a device sync per phase
+        for s in range(self.w["batches_per_epoch"]):
+            b0 = s * B
+            b1 = min(b0 + B, rows)
+            t0 = pc()
+            if order is None:
+                xb, yb = self.x[b0:b1], self.y[b0:b1]
+            else:
+                idx = order[b0:b1]
+                xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
+            t1 = pc()
+            loss = self.loss_fn(self.model(xb), yb)
+            t2 = pc()
+            loss.backward()
+            t3 = pc()
+            self.opt.step()
+            self.opt.zero_grad(set_to_none=True)
+            t4 = pc()
+            if timed:
+                ph["transfer_s"] += t1 - t0
+                ph["forward_s"] += t2 - t1
+                ph["backward_s"] += t3 - t2
+                ph["optimizer_s"] += t4 - t3
+                v = loss.item()
+                if not math.isfinite(v):
+                    return 0.0, s
+                losses.append(v)
+            else:
+                losses.append(loss.detach())
+        if self.cuda:
+            losses = torch.stack(losses).double().cpu().tolist()  # one sync per epoch
+            for s, v in enumerate(losses):
+                if not math.isfinite(v):
+                    return 0.0, s
+        return (sum(losses) / len(losses) if losses else 0.0), -1
+
+    def evaluate(self):
+        """Mean loss over every row (MSE: mean over outputs too) and accuracy; untimed."""
+        torch = self.torch
+        n, total, hits = self.x.shape[0], 0.0, 0
+        with torch.no_grad():
+            for r0 in range(0, n, EVAL_CHUNK):
+                out = self.model(self.x[r0:r0 + EVAL_CHUNK])
+                t = self.y[r0:r0 + EVAL_CHUNK]
+                if self.classification:
+                    total += torch.nn.functional.cross_entropy(out, t, reduction="sum").double().item()
+                    hits += int((out.argmax(dim=1) == t).sum().item())
+                else:
+                    total += ((out - t).double() ** 2).sum().item() / out.shape[1]
+        return total / n, (hits / n if self.classification else None)
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+
+def run_config(torch, w, data, init, orders, device, threads, args, results, ident, backend):
+    """Warm-up, then R repetitions; appends one row per repetition. Returns False on failure."""
+    task, x, y = data
+    devname = "cpu" if device.type == "cpu" else str(device.index or 0)
+    row_threads = threads if device.type == "cpu" else 1
+    base = base_row(w, ident, backend, row_threads, devname)
+    torch.set_num_threads(threads)
+    label = f"{backend} {w['workload']} t{row_threads}"
+    try:
+        tr = Trainer(torch, w, task, x, y, orders, init, device)
+        if tr.cuda:
+            torch.backends.cuda.matmul.allow_tf32 = w.get("precision") == "tf32"
+            torch.cuda.reset_peak_memory_stats(device)
+        for e in range(args.warmup):
+            _, bad = tr.train_epoch(e)
+            if bad >= 0:
+                raise RuntimeError(f"non-finite loss at epoch {e + 1} step {bad + 1} (warm-up)")
+        tr.sync()
+        for rep in range(args.reps):
+            tr.reset()
+            curve, train_s = [], 0.0
+            for e in range(w["epochs"]):
+                t0 = time.perf_counter()
+                mean_loss, bad = tr.train_epoch(e)
+                tr.sync()
+                train_s += time.perf_counter() - t0
+                if bad >= 0:
+                    raise RuntimeError(f"non-finite loss at epoch {e + 1} step {bad + 1}")
+                curve.append(mean_loss)
+            loss, acc = tr.evaluate()
+            if not math.isfinite(loss):
+                raise RuntimeError("non-finite final loss after training")
+            flat = flat_params(tr.model)
+            checksum = float(np.sum(flat, dtype=np.float64))
+            row = dict(base)
+            row.update({
+                "repetition": str(rep), "train_time_s": _num(train_s),
+                "samples_per_s": _num(w["epochs"] * w["rows_per_epoch"] / train_s),
+                **{k: _num(v) for k, v in tr.phases.items()},
+                "comm_s": _num(0.0), "allreduce_bytes_per_step": "0", "comm_busbw_gbps": "",
+                "final_loss": _num(loss), "final_accuracy": "" if acc is None else _num(acc),
+                "param_checksum": "%.12g" % checksum,
+                "peak_host_mem_bytes": str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
+                "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if tr.cuda else 0),
+                "status": "ok",
+            })
+            results.append(row)
+            for e, v in enumerate(curve):
+                results.append_curve({"schema_version": "1", "run_id": ident["run_id"],
+                                      "workload": w["workload"], "backend": backend,
+                                      "world_size": "1", "devices": devname,
+                                      "threads": str(row_threads), "repetition": str(rep),
+                                      "epoch": str(e + 1), "train_loss": _num(v)})
+            print(f"{label} rep {rep}: ok  {float(row['samples_per_s']):.4g} samples/s  "
+                  f"final_loss {loss:.6g}", flush=True)
+            if rep + 1 == args.reps and args.save_params:
+                write_params(args.save_params, flat)
+        return True
+    except MemoryError:
+        why = "out of host memory"
+    except (RuntimeError, ValueError) as e:
+        why = " ".join(str(e).split()) or type(e).__name__
+    row = dict(base, status=f"failed: {why}")
+    results.append(row)
+    print(f"{label}: failed: {why}", file=sys.stderr)
+    return False
+
+
+# ---- provenance --------------------------------------------------------------------------
+
+def loaded_blas():
+    """Shared BLAS/OpenMP libraries mapped into this process (which OpenBLAS build torch got)."""
+    libs = set()
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            for line in f:
+                path = line.split()[-1]
+                name = os.path.basename(path)
+                if any(k in name for k in ("blas", "lapack", "gomp", "iomp", "mkl")):
+                    libs.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return sorted(libs)
+
+
+def record_env(results_path, torch, threads, argv):
+    """Adds a "peer_torch" entry to the env.json beside the results (if there is one)."""
+    folder = os.path.dirname(os.path.abspath(results_path))
+    cands = [os.path.join(folder, "env.json"), results_path + ".env.json"]
+    path = next((p for p in cands if os.path.isfile(p)), None)
+    if path is None:
+        return
+    with open(path, encoding="utf-8") as f:
+        env = json.load(f)
+    info = {
+        "torch": torch.__version__ if torch else None,
+        "python": platform.python_version(),
+        "threads": threads,
+        "cuda_available": bool(torch and torch.cuda.is_available()),
+        "libraries": loaded_blas(),
+        "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", ""),
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
+        "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE", ""),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),
+        "command_line": " ".join(argv),
+    }
+    if torch:
+        config = torch.__config__.show()
+        info["cpu_capability"] = next((l.split(":", 1)[1].strip() for l in config.splitlines()
+                                       if "CPU capability usage" in l), "")
+        info["blas_info"] = next((f.split("=", 1)[1] for f in config.replace(",", " ").split()
+                                  if f.startswith("BLAS_INFO=")), "")
+        info["mkldnn"] = bool(torch.backends.mkldnn.is_available())
+    env["peer_torch"] = info  # the last peer run into this folder
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(env, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def identity(results):
+    last = results.last
+    now = datetime.datetime.now(datetime.timezone.utc)
+    host = last.get("host") or socket.gethostname()
+    return {"run_id": last.get("run_id") or now.strftime("%Y%m%d-%H%M%S-") + host,
+            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": host}
+
+
+def parse_threads(text):
+    out = []
+    for t in text.split(","):
+        if t == "all":
+            out.append(len(os.sched_getaffinity(0)))
+        elif t.isdigit() and int(t) >= 1:
+            out.append(int(t))
+        else:
+            raise BadInput(f"--threads: invalid value '{t}' (expected integers >= 1 or 'all', e.g. 1,all)")
+    return out
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("export_dir", help="folder written by `trainbench export`")
+    ap.add_argument("--results", required=True, help="existing trainbench results CSV to append to")
+    ap.add_argument("--threads", help="torch-cpu thread counts, e.g. 1,all (default: the export's)")
+    ap.add_argument("--devices", default="auto",
+                    help="cpu, cuda, or auto (cpu, plus cuda: a row, ok or skipped; default)")
+    ap.add_argument("--warmup", type=int, help="untimed warm-up epochs (default: the export's)")
+    ap.add_argument("--reps", type=int, help="timed repetitions (default: the export's)")
+    ap.add_argument("--run-id", help="run_id for the rows (default: the last row's, else a new one)")
+    ap.add_argument("--save-params", help="write the last repetition's parameters (TBPARAM1)")
+    args = ap.parse_args(argv[1:])
+    try:
+        w = load_export(args.export_dir)
+        results = Results(args.results)
+        if args.devices not in ("auto", "cpu", "cuda"):
+            raise BadInput(f"--devices: invalid value '{args.devices}' (allowed: auto, cpu, cuda)")
+        threads = parse_threads(args.threads) if args.threads else [int(w["threads"])]
+        args.warmup = w["warmup"] if args.warmup is None else args.warmup
+        args.reps = w["reps"] if args.reps is None else args.reps
+        if args.warmup < 0 or args.reps < 1:
+            raise BadInput("--warmup must be >= 0 and --reps >= 1")
+        ident = identity(results)
+        if args.run_id:
+            ident["run_id"] = args.run_id
+        try:
+            import torch  # noqa: PLC0415 (optional dependency: rows say skipped without it)
+        except Exception as e:  # ImportError, or a broken install raising anything else
+            why = f"skipped: python3-torch not importable ({type(e).__name__}: {' '.join(str(e).split())})"
+            for t in threads:
+                results.append(dict(base_row(w, ident, "torch-cpu", t, "cpu"), status=why))
+            print(f"torch-cpu {w['workload']}: {why}")
+            return 0
+        data = read_data(os.path.join(args.export_dir, "data.bin"))
+        if data[1].shape[1] != w["d"] or data[0] != w["task"]:
+            raise BadInput(f"{args.export_dir}/data.bin does not match workload.json")
+        init = read_params(os.path.join(args.export_dir, "params.bin"))
+        layers = w["layers"]
+        need = sum(layers[i] * layers[i + 1] + layers[i + 1] for i in range(len(layers) - 1))
+        if init.size != need:
+            raise BadInput(f"{args.export_dir}/params.bin holds {init.size} values, layers {layers} need {need}")
+        orders = None
+        if w["shuffle"]:
+            orders = read_orders(os.path.join(args.export_dir, "orders.bin"), w["n"])
+    except BadInput as e:
+        print(f"pytorch_train.py: {e}", file=sys.stderr)
+        return 2
+
+    record_env(args.results, torch, threads, argv)
+    ok = True
+    if args.devices in ("auto", "cpu"):
+        for t in threads:
+            ok &= run_config(torch, w, data, init, orders, torch.device("cpu"), t, args, results,
+                             ident, "torch-cpu")
+    if args.devices in ("auto", "cuda"):
+        if torch.cuda.is_available():
+            ok &= run_config(torch, w, data, init, orders, torch.device("cuda", 0), threads[-1], args,
+                             results, ident, "torch-cuda")
+        else:
+            why = ("skipped: torch.cuda.is_available() is False (torch "
+                   f"{torch.__version__}, built with CUDA {torch.version.cuda or 'none'})")
+            results.append(dict(base_row(w, ident, "torch-cuda", 1, "0"), status=why))
+            print(f"torch-cuda {w['workload']}: {why}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,108 @@
+"""`make bench`'s peer step (bench/peers/run_peers.py) on a tiny suite: PyTorch
+rows join the suite's results.csv and curves.csv under the suite's run_id, the
+report renders them beside cpu-omp, and without torch the rows say why they
+were skipped. Also: pytorch_train.py refuses bad input with exit 2 and writes
+nothing."""
+
+import os
+import subprocess
+import sys
+
+from peer_helpers import PEERS, REPO, peer, rows, run, torch, trainbench  # noqa: F401, F811 (fixtures used by name)
+
+SUITE = """\
+defaults: --epochs 2 --warmup 1 --reps 2 --seed 1
+lin: --model linear --layers 16,1 --samples 2000 --batch 128 --lr 0.05 --backends reference,cpu-omp --threads 1,all
+mlp: --model mlp --layers 32,48,4 --samples 2000 --batch 100 --lr 0.2 --shuffle --backends reference,cpu-omp --threads 1
+ref-only: --model linear --layers 8,1 --samples 500 --batch 50 --backends reference
+"""
+
+# Runs pytorch_train.py in an interpreter where `import torch` fails.
+NO_TORCH = ("import runpy, sys; sys.modules['torch'] = None; sys.argv = sys.argv[1:]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def suite_run(tmp_path, trainbench):
+    (tmp_path / "t.suite").write_text(SUITE)
+    out = tmp_path / "run"
+    run([trainbench, "suite", tmp_path / "t.suite", "--out", out])
+    return out
+
+
+def test_peer_rows_join_the_suite_and_the_report(tmp_path, trainbench, torch):
+    out = suite_run(tmp_path, trainbench)
+    before = rows(out / "results.csv")
+    run([sys.executable, os.path.join(PEERS, "run_peers.py"), "--suite", tmp_path / "t.suite",
+         "--results", out, "--trainbench", trainbench])
+    after = rows(out / "results.csv")
+    assert after[:len(before)] == before  # appended, nothing rewritten
+    new = after[len(before):]
+    run_id = before[0]["run_id"]
+    assert all(r["run_id"] == run_id for r in new)
+    cpu = [(r["workload"], r["threads"]) for r in new if r["backend"] == "torch-cpu"]
+    assert sorted(set(cpu)) == [("lin", "1"), ("lin", str(len(os.sched_getaffinity(0)))), ("mlp", "1")]
+    assert len(cpu) == 2 * 3  # 2 repetitions each; ref-only runs no cpu-omp, so no peer
+    assert all(r["status"] == "ok" for r in new if r["backend"] == "torch-cpu")
+    for r in new:
+        if r["backend"] == "torch-cuda" and not torch.cuda.is_available():
+            assert r["status"].startswith("skipped: torch.cuda.is_available() is False")
+    ref = {r["workload"]: float(r["final_loss"]) for r in before if r["backend"] == "reference"}
+    for r in new:
+        if r["status"] == "ok":
+            assert abs(float(r["final_loss"]) - ref[r["workload"]]) <= 1e-3 * abs(ref[r["workload"]])
+    curves = [c for c in rows(out / "curves.csv") if c["backend"] == "torch-cpu"]
+    assert len(curves) == 2 * 3 * 2  # epochs x configurations x repetitions
+    assert not [p for p in os.listdir(out) if p.startswith(".peer-export")]
+    run([sys.executable, os.path.join(REPO, "reports", "render.py"), out])
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "torch-cpu" in html
+
+
+def test_without_torch_rows_say_skipped_and_the_report_still_renders(tmp_path, trainbench):
+    out = suite_run(tmp_path, trainbench)
+    run([trainbench, "export", "--model", "linear", "--layers", "16,1", "--samples", "2000",
+         "--batch", "128", "--workload", "lin", "--out", tmp_path / "exp"])
+    text = run([sys.executable, "-c", NO_TORCH, os.path.join(PEERS, "pytorch_train.py"),
+                tmp_path / "exp", "--results", out / "results.csv", "--threads", "1,2"])
+    skipped = [r for r in rows(out / "results.csv") if r["backend"] == "torch-cpu"]
+    assert [r["threads"] for r in skipped] == ["1", "2"]
+    for r in skipped:
+        assert r["status"].startswith("skipped: python3-torch not importable (ModuleNotFoundError: "), r["status"]
+        assert r["samples_per_s"] == "" and r["final_loss"] == ""
+    assert "skipped: python3-torch not importable" in text
+    run([sys.executable, os.path.join(REPO, "reports", "render.py"), out])
+
+
+def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
+    out = suite_run(tmp_path, trainbench)
+    csv_path = out / "results.csv"
+    original = csv_path.read_bytes()
+    run([trainbench, "export", "--model", "linear", "--layers", "16,1", "--samples", "200",
+         "--batch", "16", "--out", tmp_path / "exp"])
+    truncated = tmp_path / "trunc.csv"
+    truncated.write_bytes(original.rstrip(b"\n"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "workload.json").write_text("{not json")
+    for args in ([tmp_path / "missing", "--results", csv_path],
+                 [broken, "--results", csv_path],
+                 [tmp_path / "exp", "--results", tmp_path / "none.csv"],
+                 [tmp_path / "exp", "--results", truncated],
+                 [tmp_path / "exp", "--results", csv_path, "--threads", "0"],
+                 [tmp_path / "exp", "--results", csv_path, "--devices", "tpu"]):
+        r = subprocess.run([sys.executable, os.path.join(PEERS, "pytorch_train.py"), *map(str, args)],
+                           capture_output=True, text=True)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert csv_path.read_bytes() == original
+
+
+def test_a_corrupt_export_exits_2_and_writes_nothing(tmp_path, trainbench, torch):
+    out = suite_run(tmp_path, trainbench)
+    csv_path = out / "results.csv"
+    original = csv_path.read_bytes()
+    run([trainbench, "export", "--model", "linear", "--layers", "16,1", "--samples", "200",
+         "--batch", "16", "--out", tmp_path / "exp"])
+    (tmp_path / "exp" / "data.bin").write_bytes(b"TBDATA\0\0" + b"\0" * 56)  # version 0, no rows
+    peer(tmp_path / "exp", "--results", csv_path, "--devices", "cpu", expect=2)
+    assert csv_path.read_bytes() == original
