@@ -96,13 +96,7 @@ class CpuDdpTrainer final : public StepTrainer {
     model_.evaluate_rows(s.begin, s.end, &loss_sum, &hits);
     double sums[2] = {loss_sum, static_cast<double>(hits)};
     comm_->allreduce_sum(sums, 2);
-    double sum = param_checksum(model_.params());
-    double minmax[2] = {sum, -sum};
-    comm_->allreduce_max(minmax, 2);
-    if (minmax[0] != -minmax[1]) {
-      throw std::runtime_error("ranks ended with different parameters (checksums " + std::to_string(-minmax[1]) +
-                               " .. " + std::to_string(minmax[0]) + ")");
-    }
+    check_ranks_agree(*comm_, model_.params());
     EvalResult e;
     e.loss = sums[0] / static_cast<double>(data_.n);
     if (data_.task == Task::kClassification) e.accuracy = sums[1] / static_cast<double>(data_.n);

@@ -23,6 +23,7 @@
 
 #include "harness/backend.h"
 #include "harness/backends/cuda_parallel.h"
+#include "harness/backends/cuda_upload.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/transfer_schedule.h"
@@ -207,7 +208,7 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaSetDevice(opt_.device));
     if (needs_upload_) upload();
     // The epoch's visiting order, for the gathers (shuffled) — one small copy.
-    const bool shuffled = !is_identity(*plan.order);
+    const bool shuffled = !is_identity_order(*plan.order);
     if (shuffled) {  // on the stream that gathers: copy (host placement) or compute
       TB_CUDA_CHECK(cudaMemcpyAsync(order_, plan.order->data(), plan.order->size() * sizeof(int64_t),
                                     cudaMemcpyHostToDevice, opt_.data_on_device ? compute_ : copy_));
@@ -316,7 +317,7 @@ class CudaTrainer final : public Trainer {
       par_.world->allreduce_sum(sums, 2);
       loss_sum = sums[0];
       hits = static_cast<unsigned long long>(sums[1]);
-      check_ranks_agree();
+      check_ranks_agree(*par_.world, params());
     }
     EvalResult e;
     e.loss = loss_sum / (static_cast<double>(data_.n) * loss_per_row_div_);
@@ -331,12 +332,6 @@ class CudaTrainer final : public Trainer {
     const int32_t* labels = nullptr;
   };
 
-  static bool is_identity(const std::vector<int64_t>& order) {
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (order[i] != static_cast<int64_t>(i)) return false;
-    }
-    return true;
-  }
 
   // Bytes the constructor will allocate; refuses early with the numbers when they cannot fit.
   void check_memory_fits() const {
@@ -365,21 +360,7 @@ class CudaTrainer final : public Trainer {
 
   // Device placement: the whole dataset, once per repetition, timed as transfer.
   void upload() {
-    TB_CUDA_CHECK(cudaEventRecord(upload_start_, compute_));
-    TB_CUDA_CHECK(cudaMemcpyAsync(xd_, data_.x.data(), data_.x.size() * sizeof(float), cudaMemcpyHostToDevice,
-                                  compute_));
-    if (ld_) {
-      TB_CUDA_CHECK(cudaMemcpyAsync(ld_, data_.labels.data(), data_.labels.size() * sizeof(int32_t),
-                                    cudaMemcpyHostToDevice, compute_));
-    } else {
-      TB_CUDA_CHECK(cudaMemcpyAsync(yd_, data_.y.data(), data_.y.size() * sizeof(float), cudaMemcpyHostToDevice,
-                                    compute_));
-    }
-    TB_CUDA_CHECK(cudaEventRecord(upload_end_, compute_));
-    TB_CUDA_CHECK(cudaEventSynchronize(upload_end_));
-    float ms = 0;
-    TB_CUDA_CHECK(cudaEventElapsedTime(&ms, upload_start_, upload_end_));
-    phases_.transfer_s += ms * 1e-3;
+    phases_.transfer_s += upload_dataset(data_, xd_, yd_, ld_, compute_, upload_start_, upload_end_);
     needs_upload_ = false;
   }
 
@@ -463,18 +444,6 @@ class CudaTrainer final : public Trainer {
     ++steps_;
     if (fault_.armed() && fault_.kind != "nan" && fault_.rank == rank_ && fault_.step == steps_) {
       inject_fault(fault_.kind, rank_, steps_);
-    }
-  }
-
-  // Data-parallel ranks must end with identical parameters.
-  void check_ranks_agree() {
-    double sum = 0;
-    for (float v : params()) sum += v;
-    double minmax[2] = {sum, -sum};
-    par_.world->allreduce_max(minmax, 2);
-    if (minmax[0] != -minmax[1]) {
-      throw Error("ranks ended with different parameters (checksums " + std::to_string(-minmax[1]) + " .. " +
-                  std::to_string(minmax[0]) + ")");
     }
   }
 

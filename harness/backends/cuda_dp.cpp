@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "harness/backend.h"
+#include "harness/backends/cuda_upload.h"
 #include "harness/dp_plan.h"
 #include "harness/host_info.h"
 #include "kernels/cuda/axpy.h"
@@ -283,7 +284,7 @@ class CudaDpTrainer final : public Trainer {
     Slot& s0 = *slots_[0];
     on(0);
     if (needs_upload_) upload();
-    const bool shuffled = !is_identity(*plan.order);
+    const bool shuffled = !is_identity_order(*plan.order);
     if (shuffled) {
       TB_CUDA_CHECK(cudaMemcpyAsync(order_, plan.order->data(), plan.order->size() * sizeof(int64_t),
                                     cudaMemcpyHostToDevice, s0.stream));
@@ -472,30 +473,11 @@ class CudaDpTrainer final : public Trainer {
     return static_cast<int>(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
   }
 
-  static bool is_identity(const std::vector<int64_t>& order) {
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (order[i] != static_cast<int64_t>(i)) return false;
-    }
-    return true;
-  }
 
   // The dataset to GPU 0, once per repetition, timed as transfer.
   void upload() {
-    cudaStream_t s0 = slots_[0]->stream;
     on(0);
-    TB_CUDA_CHECK(cudaEventRecord(upload_start_, s0));
-    TB_CUDA_CHECK(cudaMemcpyAsync(xd_, data_.x.data(), data_.x.size() * sizeof(float), cudaMemcpyHostToDevice, s0));
-    if (ld_) {
-      TB_CUDA_CHECK(cudaMemcpyAsync(ld_, data_.labels.data(), data_.labels.size() * sizeof(int32_t),
-                                    cudaMemcpyHostToDevice, s0));
-    } else {
-      TB_CUDA_CHECK(cudaMemcpyAsync(yd_, data_.y.data(), data_.y.size() * sizeof(float), cudaMemcpyHostToDevice, s0));
-    }
-    TB_CUDA_CHECK(cudaEventRecord(upload_end_, s0));
-    TB_CUDA_CHECK(cudaEventSynchronize(upload_end_));
-    float ms = 0;
-    TB_CUDA_CHECK(cudaEventElapsedTime(&ms, upload_start_, upload_end_));
-    phases_.transfer_s += ms * 1e-3;
+    phases_.transfer_s += upload_dataset(data_, xd_, yd_, ld_, slots_[0]->stream, upload_start_, upload_end_);
     needs_upload_ = false;
   }
 

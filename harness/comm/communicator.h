@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tb {
 
@@ -42,5 +44,18 @@ class Communicator {
   // Ends every rank of the job now, with this exit code. Never returns.
   [[noreturn]] virtual void abort(int code, const std::string& why) = 0;
 };
+
+// Data-parallel ranks must end with identical parameters: compares this rank's
+// parameter sum with every other's (max of x and of -x) and throws if they differ.
+inline void check_ranks_agree(Communicator& world, const std::vector<float>& params) {
+  double sum = 0;
+  for (float v : params) sum += v;
+  double minmax[2] = {sum, -sum};
+  world.allreduce_max(minmax, 2);
+  if (minmax[0] != -minmax[1]) {
+    throw std::runtime_error("ranks ended with different parameters (checksums " + std::to_string(-minmax[1]) +
+                             " .. " + std::to_string(minmax[0]) + ")");
+  }
+}
 
 }  // namespace tb

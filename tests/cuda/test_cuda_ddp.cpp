@@ -16,28 +16,13 @@
 #include "harness/host_info.h"
 #include "harness/mpi_launch.h"
 #include "harness/params_file.h"
+#include "tests/shell.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out;
-  double seconds = 0;
-};
-
-Result sh(const std::string& cmd) {
-  const auto t0 = std::chrono::steady_clock::now();
-  Result r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
-}
+using Result = tb::test::ShellResult;
+const auto& sh = tb::test::shell;
 
 std::string mpirun(int np) {
   std::string s;

@@ -21,27 +21,14 @@
 #include "datasets/shuffle.h"
 #include "harness/model.h"
 #include "harness/params_file.h"
+#include "tests/shell.h"
 
 namespace tb {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(TB_TRAINBENCH_EXE) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = test::ShellResult;
+const auto& run = test::trainbench;
 
 // A fresh folder under the test tmp dir; returns the path of `name` inside it.
 std::string fresh(const std::string& test, const std::string& name) {

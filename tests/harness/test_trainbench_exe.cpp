@@ -10,25 +10,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/shell.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(TB_TRAINBENCH_EXE) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = tb::test::ShellResult;
+const auto& run = tb::test::trainbench;
 
 std::string tmp(const std::string& name) {
   const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
