@@ -142,18 +142,27 @@ class CpuDdpTrainer final : public StepTrainer {
     if (local > 0) {
       const BatchView bv = model_.load_batch(rows + s.begin, local);
       if (bv.gathered) phases_.transfer_s += sw.lap();
-      model_.forward(bv.x, local);
-      loss_sum = model_.loss(bv, local, global_rows, true, nullptr);
+      const bool fused = model_.has_fused_step();  // linear regression: one pass, as cpu-omp
+      if (fused) {
+        loss_sum = model_.fused_step(bv, local, global_rows);
+      } else {
+        model_.forward(bv.x, local);
+        loss_sum = model_.loss(bv, local, global_rows, true, nullptr);
+      }
       if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
         loss_sum = std::numeric_limits<double>::quiet_NaN();
       }
       phases_.forward_s += sw.lap();
       size_t next = 0;  // buckets are issued in their fixed order as they become ready
-      model_.backward(bv.x, local, [&](int layer) {
-        while (next < buckets_.size() && buckets_[next].first_layer == layer) issue(next++);
-        comm_->poke();
-      });
-      phases_.backward_s += sw.lap();
+      if (fused) {
+        while (next < buckets_.size()) issue(next++);  // one layer: every bucket is ready now
+      } else {
+        model_.backward(bv.x, local, [&](int layer) {
+          while (next < buckets_.size() && buckets_[next].first_layer == layer) issue(next++);
+          comm_->poke();
+        });
+        phases_.backward_s += sw.lap();
+      }
     } else {
       // An empty shard (global batch smaller than the world) contributes zero.
       std::fill(grads.begin(), grads.end(), 0.0f);

@@ -72,6 +72,23 @@ TEST(CpuDdp, MatchesCpuOmpAndReferenceAtWorldSizes123) {
   }
 }
 
+TEST(CpuDdp, LinearRegressionTakesTheFusedStepAndStillMatches) {
+  // Linear regression runs cpu-omp's fused one-pass step on each rank's shard.
+  const std::string w = " --model linear --layers 12,3 --samples 203 --batch 26 --epochs 2 --warmup 0 --reps 1 "
+                        "--lr 0.1 --momentum 0.5 --shuffle --threads 1 --comm-timeout 5";
+  auto run_params = [&](const std::string& prefix, const std::string& backend, const std::string& name) {
+    const std::string params = tmp(name + ".params");
+    const Result r = sh(prefix + TB_TRAINBENCH_EXE + " run --backend " + backend + w + " --save-params " + params);
+    EXPECT_EQ(r.code, 0) << r.out;
+    return r.code == 0 ? tb::read_params_file(params) : std::vector<float>{};
+  };
+  const std::vector<float> ref = run_params("", "reference", "lin-ref");
+  for (int np : {1, 2, 3}) {
+    expect_close(run_params(mpirun(np), "cpu-ddp", "lin-ddp" + std::to_string(np)), ref, 1e-4,
+                 "linear cpu-ddp np=" + std::to_string(np) + " vs reference");
+  }
+}
+
 TEST(CpuDdp, BucketSizeAndOverlapDoNotChangeTheResult) {
   // Bucketing only changes which bytes travel together, never the sums: bitwise equal.
   const std::vector<float> base = train(mpirun(2), "cpu-ddp", "", "b-default");
