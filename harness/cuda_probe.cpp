@@ -16,7 +16,7 @@ std::string version_string(int v) {  // 13000 -> "13.0"
 
 }  // namespace
 
-GpuInventory gpu_inventory() {
+GpuInventory gpu_inventory(bool free_memory_of_all) {
   GpuInventory g;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -30,9 +30,14 @@ GpuInventory gpu_inventory() {
     cudaGetLastError();  // clear the sticky error for later callers
     return g;
   }
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) cudaGetLastError();
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
     GpuInfo d;
     d.index = i;
     d.name = p.name;
@@ -47,9 +52,16 @@ GpuInventory gpu_inventory() {
     cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, i);
     d.clock_mhz = clk / 1000;
     d.memory_clock_mhz = mclk / 1000;
+    // Free memory needs a context on that GPU: only for the current one, so a rank of
+    // a multi-process job does not open contexts on (or grab) other ranks' GPUs.
     size_t free_b = 0, total_b = 0;
-    if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
-      d.memory_free_bytes = static_cast<int64_t>(free_b);
+    d.memory_free_bytes = -1;  // not read
+    if (i == current || free_memory_of_all) {
+      if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+        d.memory_free_bytes = static_cast<int64_t>(free_b);
+      } else {
+        cudaGetLastError();
+      }
     }
     g.gpus.push_back(d);
   }
@@ -61,6 +73,7 @@ GpuInventory gpu_inventory() {
       g.peer_access[i][j] = ok;
     }
   }
+  if (cudaSetDevice(current) != cudaSuccess) cudaGetLastError();  // leave the caller's device current
   g.usable = !g.gpus.empty();
   if (!g.usable) g.reason = "no CUDA device (properties could not be read)";
   return g;

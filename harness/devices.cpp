@@ -66,7 +66,8 @@ std::string format_devices(const HostInfo& h, const GpuInventory& g) {
   os << "driver   " << g.driver_version << ", runtime " << g.runtime_version << "\n";
   for (const GpuInfo& d : g.gpus) {
     os << "gpu " << d.index << "    " << d.name << ", cc " << d.compute_capability << ", " << d.sm_count
-       << " SMs, " << d.memory_total_bytes / (1024 * 1024) << " MiB total, " << d.memory_free_bytes / (1024 * 1024)
+       << " SMs, " << d.memory_total_bytes / (1024 * 1024) << " MiB total, "
+       << (d.memory_free_bytes < 0 ? std::string("?") : std::to_string(d.memory_free_bytes / (1024 * 1024)))
        << " MiB free, " << d.clock_mhz << " MHz, mem " << d.memory_clock_mhz << " MHz, pci " << d.pci_bus_id << "\n";
   }
   if (g.gpus.size() > 1) {
@@ -83,7 +84,7 @@ std::string format_devices(const HostInfo& h, const GpuInventory& g) {
 }
 
 #if !defined(TB_HAVE_CUDA)
-GpuInventory gpu_inventory() {
+GpuInventory gpu_inventory(bool) {
   GpuInventory g;
   g.reason = "built without CUDA (no nvcc found at configure time, or TB_ENABLE_CUDA=OFF)";
   return g;

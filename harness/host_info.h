@@ -34,8 +34,11 @@ struct GpuInventory {
   std::string driver_version, runtime_version;
 };
 
-// Without a CUDA build: usable = false, reason "built without CUDA".
-GpuInventory gpu_inventory();
+// Without a CUDA build: usable = false, reason "built without CUDA". Free memory is
+// read for the current device only (a context on every GPU would cost each rank of a
+// multi-process job memory on every GPU), or for all when free_memory_of_all
+// (`trainbench devices`); unread values are -1.
+GpuInventory gpu_inventory(bool free_memory_of_all = false);
 
 // Text for `trainbench devices`.
 std::string format_devices(const HostInfo& h, const GpuInventory& g);

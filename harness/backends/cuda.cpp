@@ -79,7 +79,7 @@ class CudaTrainer final : public Trainer {
       world_size_ = par_.world->size();
     }
     if (world_size_ > 1) fault_ = fault_from_env();
-    if (opt.cuda_graph && world_size_ > 1) {
+    if (opt.cuda_graph && par_.reducer) {  // any world size, 1 included
       throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");
     }
     TB_CUDA_CHECK(cudaSetDevice(opt.device));
@@ -142,6 +142,10 @@ class CudaTrainer final : public Trainer {
 
   ~CudaTrainer() override {
     cudaSetDevice(opt_.device);
+    // After an error mid-epoch, queued work may still read the mapped host data or
+    // write the pinned loss buffer: drain both streams before releasing them.
+    if (copy_) TB_CUDA_WARN(cudaStreamSynchronize(copy_));
+    if (compute_) TB_CUDA_WARN(cudaStreamSynchronize(compute_));
     for (cudaGraphExec_t g : graph_exec_) {
       if (g) TB_CUDA_WARN(cudaGraphExecDestroy(g));
     }
@@ -160,6 +164,7 @@ class CudaTrainer final : public Trainer {
   }
 
   void set_params(const std::vector<float>& params_in) override {
+    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
     std::vector<float> params = params_in;
     if (par_.world) par_.world->broadcast(params.data(), static_cast<int64_t>(params.size()), 0);  // rank 0's wins
     TB_CUDA_CHECK(cudaMemcpyAsync(params_, params.data(), params.size() * sizeof(float), cudaMemcpyHostToDevice,
@@ -170,6 +175,7 @@ class CudaTrainer final : public Trainer {
   }
 
   std::vector<float> params() const override {
+    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
     std::vector<float> p(static_cast<size_t>(layout_.total));
     TB_CUDA_CHECK(cudaMemcpy(p.data(), params_, p.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return p;

@@ -34,27 +34,35 @@ namespace {
 
 #define TB_NCCL_CHECK(stmt)                                                                       \
   do {                                                                                            \
-    const ncclResult_t tb_nr_ = wait_nccl(comm_, (stmt));                                         \
+    const ncclResult_t tb_nr_ = wait_nccl(comm_, (stmt), timeout_s_);                             \
     if (tb_nr_ != ncclSuccess) {                                                                  \
       throw Error(error_where(__FILE__, __LINE__, __func__, #stmt) + ncclGetErrorString(tb_nr_) + \
                   ::tb::cuda::device_suffix());                                                   \
     }                                                                                             \
   } while (0)
 
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // A non-blocking communicator may answer ncclInProgress; the call has then been
-// accepted and completes (or fails) asynchronously: poll until it settles.
-ncclResult_t wait_nccl(ncclComm_t comm, ncclResult_t r) {
+// accepted and completes (or fails) asynchronously: poll until it settles. A call
+// that does not settle within the deadline (a peer died during setup) aborts the
+// communicator and reports a system error.
+ncclResult_t wait_nccl(ncclComm_t comm, ncclResult_t r, double timeout_s) {
+  const double start = now_s();
   while (r == ncclInProgress && comm != nullptr) {
     ncclResult_t state = ncclSuccess;
     ncclCommGetAsyncError(comm, &state);
     r = state;
-    if (r == ncclInProgress) std::this_thread::yield();
+    if (r != ncclInProgress) break;
+    if (now_s() - start > timeout_s) {
+      ncclCommAbort(comm);
+      return ncclSystemError;
+    }
+    std::this_thread::yield();
   }
   return r;
-}
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 class NcclGradReducer final : public GradReducer {
@@ -102,6 +110,7 @@ class NcclGradReducer final : public GradReducer {
   }
 
   void begin_epoch(int64_t steps) override {
+    std::lock_guard<std::mutex> lock(mutex_);  // the watchdog reads events_
     // Timing events: [step][0] first bucket starts, [step][1] last bucket ends.
     while (static_cast<int64_t>(events_.size()) < steps) {
       std::array<cudaEvent_t, 2> e{};
@@ -110,6 +119,9 @@ class NcclGradReducer final : public GradReducer {
     }
     steps_ = steps;
     next_.assign(static_cast<size_t>(steps), 0);
+    watched_ = 0;
+    issued_ = -1;
+    since_ = now_s();
   }
 
   void layer_ready(int64_t step, int layer, cudaStream_t compute) override {
@@ -124,11 +136,8 @@ class NcclGradReducer final : public GradReducer {
     TB_CUDA_CHECK(cudaEventRecord(events_[static_cast<size_t>(step)][1], stream_));
     TB_CUDA_CHECK(cudaEventRecord(done_, stream_));
     TB_CUDA_CHECK(cudaStreamWaitEvent(compute, done_, 0));
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      pending_ = done_;
-      pending_since_ = now_s();
-    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    issued_ = step;  // the watchdog now expects this step's reductions to finish
   }
 
   double epoch_busy_seconds() override {
@@ -154,9 +163,11 @@ class NcclGradReducer final : public GradReducer {
     TB_NCCL_CHECK(ncclAllReduce(p, p, static_cast<size_t>(b.count), ncclFloat, ncclSum, comm_, stream_));
   }
 
-  // Every 100 ms: an asynchronous NCCL error, or a step's reduction still running
-  // past the deadline (a peer died or hangs), ends this process after aborting
-  // the communicator (which releases kernels waiting on the dead peer).
+  // Every 100 ms: an asynchronous NCCL error, or no step's reductions completing for
+  // longer than the deadline while some are queued (a peer died or hangs), ends this
+  // process after aborting the communicator (which releases kernels waiting on the
+  // dead peer). Progress-based: the host may queue many steps ahead of the GPU, so
+  // the clock restarts whenever one more step's last bucket completes.
   void watch() {
     cudaSetDevice(device_);
     while (!stop_) {
@@ -167,14 +178,15 @@ class NcclGradReducer final : public GradReducer {
         die(std::string("NCCL error: ") + ncclGetErrorString(state));
       }
       std::lock_guard<std::mutex> lock(mutex_);
-      if (pending_ != nullptr) {
-        const cudaError_t q = cudaEventQuery(pending_);
-        if (q == cudaSuccess) {
-          pending_ = nullptr;
-        } else if (q == cudaErrorNotReady && now_s() - pending_since_ > timeout_s_) {
-          die("gradient all-reduce did not complete within " + std::to_string(static_cast<int>(timeout_s_)) +
-              " s (a peer rank died or hung)");
-        }
+      while (watched_ <= issued_ &&
+             cudaEventQuery(events_[static_cast<size_t>(watched_)][1]) == cudaSuccess) {
+        ++watched_;
+        since_ = now_s();
+      }
+      cudaGetLastError();  // cudaErrorNotReady is not an error for the next caller
+      if (watched_ <= issued_ && now_s() - since_ > timeout_s_) {
+        die("gradient all-reduce made no progress for " + std::to_string(static_cast<int>(timeout_s_)) +
+            " s (a peer rank died or hung)");
       }
     }
   }
@@ -199,9 +211,9 @@ class NcclGradReducer final : public GradReducer {
   std::vector<std::array<cudaEvent_t, 2>> events_;
   std::vector<size_t> next_;
   int64_t steps_ = 0, bytes_ = 0;
-  std::mutex mutex_;
-  cudaEvent_t pending_ = nullptr;
-  double pending_since_ = 0;
+  std::mutex mutex_;                  // guards events_, watched_, issued_, since_
+  int64_t watched_ = 0, issued_ = -1;  // oldest step not seen complete; newest step queued
+  double since_ = 0;                   // when watched_ last advanced
   std::atomic<bool> stop_{false};
   std::thread watchdog_;
 };
