@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch peer: train an exported trainbench workload with PyTorch and append
-result rows (backend torch-cpu, torch-cuda) to a trainbench results.csv.
+result rows (backend torch-cpu, torch-cuda, torch-dp, torch-ddp) to a trainbench
+results.csv.
 
 The export (`trainbench export ... --out DIR`, formats in harness/export.h) fixes
 the data, the initial parameters and the row order of every epoch, so PyTorch
@@ -18,13 +19,26 @@ loss (and accuracy) over the whole set and the sum of the parameters.
 Usage:
   pytorch_train.py EXPORT_DIR --results RESULTS.csv [--threads 1,all] [--devices auto]
                    [--warmup W] [--reps R] [--run-id ID] [--save-params FILE]
+  torchrun --standalone --nproc_per_node N pytorch_train.py EXPORT_DIR --results RESULTS.csv
+                   --devices ddp [--ddp-backend gloo|nccl] [--threads T] ...
 Exit codes: 0 rows written (ok or skipped); 1 a run failed (its row says why);
 2 bad input (one line on stderr, nothing written).
 
 Rows: torch-cpu once per --threads value (torch.set_num_threads); torch-cuda on
 GPU 0 with the data resident on the device (when torch.cuda.is_available(), else a
-`skipped:` row). Without an importable torch every row is `skipped: python3-torch
-not importable (...)`. DataParallel / DDP (torch-dp, torch-ddp) are not run.
+`skipped:` row); torch-dp: torch.nn.DataParallel over every visible GPU, data on
+GPU 0 (when torch.cuda.device_count() >= 2, else a `skipped:` row). --devices auto
+runs torch-cpu, torch-cuda and torch-dp.
+
+torch-ddp (--devices ddp, one process per rank, launched by torchrun; see
+run_ddp): DistributedDataParallel with backend gloo on the CPU (devices "cpu",
+T threads per rank) or nccl with one GPU per rank (LOCAL_RANK). Each rank trains
+its shard of every global batch, as trainbench's cpu-ddp / cuda-ddp do
+(harness/ddp_plan.cpp shard_of); only rank 0 writes rows. nccl with fewer GPUs
+than ranks (or not under torchrun at all) writes one `skipped:` row.
+
+Without an importable torch every row is `skipped: python3-torch not importable
+(...)`.
 """
 
 import argparse
@@ -68,17 +82,24 @@ def _header(path, magic):
     return fields
 
 
-def read_data(path):
-    """data.bin -> (task, X n x d float32, Y n x o float32 or labels n int32)."""
+def read_data(path, shared=False):
+    """data.bin -> (task, X n x d float32, Y n x o float32 or labels n int32).
+    shared: map the file copy-on-write instead of reading it, so that the ranks of
+    a DDP run on one machine share one copy of the data in the page cache."""
     _, task, n, d, o, _, _ = _header(path, DATA_MAGIC)
     want = HEADER_BYTES + 4 * n * d + 4 * (n if task == 1 else n * o)
     if os.path.getsize(path) != want:
         raise BadInput(f"{path}: {os.path.getsize(path)} bytes, expected {want} for n={n} d={d} o={o}")
-    x = np.fromfile(path, "<f4", count=n * d, offset=HEADER_BYTES).reshape(n, d)
+
+    def load(dtype, count, offset, shape):
+        if shared and count:
+            return np.memmap(path, dtype, mode="c", offset=offset, shape=shape)
+        return np.fromfile(path, dtype, count=count, offset=offset).reshape(shape)
+    x = load("<f4", n * d, HEADER_BYTES, (n, d))
     if task == 1:
-        y = np.fromfile(path, "<i4", count=n, offset=HEADER_BYTES + 4 * n * d)
+        y = load("<i4", n, HEADER_BYTES + 4 * n * d, (n,))
     else:
-        y = np.fromfile(path, "<f4", count=n * o, offset=HEADER_BYTES + 4 * n * d).reshape(n, o)
+        y = load("<f4", n * o, HEADER_BYTES + 4 * n * d, (n, o))
     return ("classification" if task == 1 else "regression"), x, y
 
 
@@ -238,7 +259,7 @@ def flat_params(model):
 class Trainer:
     """One workload on one device; train_epoch mirrors harness/cpu_trainer_base.cpp."""
 
-    def __init__(self, torch, w, task, x, y, orders, init, device):
+    def __init__(self, torch, w, task, x, y, orders, init, device, dp_ids=None):
         self.torch, self.w, self.device = torch, w, device
         self.cuda = device.type == "cuda"
         self.x = torch.from_numpy(x).to(device)
@@ -252,6 +273,10 @@ class Trainer:
         self.orders = None if orders is None else [torch.from_numpy(o).to(device) for o in orders]
         self.init = init
         self.model = build_model(torch, w["layers"], init).to(device)
+        # torch-dp: DataParallel scatters each batch in torch.chunk pieces over the
+        # GPUs, gathers the outputs on GPU 0 and takes the (global-batch mean) loss
+        # there, and sums the replicas' gradients onto GPU 0's parameters.
+        self.net = self.model if not dp_ids else torch.nn.DataParallel(self.model, device_ids=dp_ids)
         self.reset()
 
     def reset(self):
@@ -280,7 +305,7 @@ class Trainer:
                 idx = order[b0:b1]
                 xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
             t1 = pc()
-            loss = self.loss_fn(self.model(xb), yb)
+            loss = self.loss_fn(self.net(xb), yb)
             t2 = pc()
             loss.backward()
             t3 = pc()
@@ -325,16 +350,20 @@ class Trainer:
             self.torch.cuda.synchronize()
 
 
-def run_config(torch, w, data, init, orders, device, threads, args, results, ident, backend):
+def run_config(torch, w, data, init, orders, device, threads, args, results, ident, backend,
+               dp_ids=None):
     """Warm-up, then R repetitions; appends one row per repetition. Returns False on failure."""
     task, x, y = data
     devname = "cpu" if device.type == "cpu" else str(device.index or 0)
+    if dp_ids:
+        devname = ",".join(str(i) for i in dp_ids)
     row_threads = threads if device.type == "cpu" else 1
-    base = base_row(w, ident, backend, row_threads, devname)
+    world = str(len(dp_ids)) if dp_ids else "1"
+    base = dict(base_row(w, ident, backend, row_threads, devname), world_size=world)
     torch.set_num_threads(threads)
     label = f"{backend} {w['workload']} t{row_threads}"
     try:
-        tr = Trainer(torch, w, task, x, y, orders, init, device)
+        tr = Trainer(torch, w, task, x, y, orders, init, device, dp_ids)
         if tr.cuda:
             torch.backends.cuda.matmul.allow_tf32 = w.get("precision") == "tf32"
             torch.cuda.reset_peak_memory_stats(device)
@@ -375,7 +404,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
             for e, v in enumerate(curve):
                 results.append_curve({"schema_version": "1", "run_id": ident["run_id"],
                                       "workload": w["workload"], "backend": backend,
-                                      "world_size": "1", "devices": devname,
+                                      "world_size": world, "devices": devname,
                                       "threads": str(row_threads), "repetition": str(rep),
                                       "epoch": str(e + 1), "train_loss": _num(v)})
             print(f"{label} rep {rep}: ok  {float(row['samples_per_s']):.4g} samples/s  "
@@ -391,6 +420,215 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
     results.append(row)
     print(f"{label}: failed: {why}", file=sys.stderr)
     return False
+
+
+# ---- torch-ddp: DistributedDataParallel, one process per rank (under torchrun) -----------
+
+def shard_of(rows, rank, world):
+    """harness/ddp_plan.cpp shard_of: contiguous rows [begin, end) of a batch of `rows`;
+    the first rows % world ranks get one row more."""
+    base, rem = divmod(rows, world)
+    begin = rank * base + min(rank, rem)
+    return begin, begin + base + (1 if rank < rem else 0)
+
+
+class DdpTrainer(Trainer):
+    """Trainer on one rank: the model wrapped in DistributedDataParallel, every global
+    batch cut into the ranks' shards."""
+
+    def __init__(self, torch, w, task, x, y, orders, init, device, rank, world):
+        super().__init__(torch, w, task, x, y, orders, init, device)
+        self.rank, self.world = rank, world
+        # Each rank's loss is a sum over its rows (see train_epoch), not a mean.
+        self.sum_loss = (torch.nn.CrossEntropyLoss(reduction="sum") if self.classification
+                         else torch.nn.MSELoss(reduction="sum"))
+        self.per_row = 1 if self.classification else w["layers"][-1]  # MSE also averages outputs
+        ids = [device.index] if device.type == "cuda" else None
+        # DDP broadcasts rank 0's parameters now; every rank loaded the same init anyway.
+        self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
+
+    def train_epoch(self, epoch):
+        """One epoch on this rank's shards; returns (mean over steps of the global-batch
+        loss, first non-finite step or -1). The step losses are summed over ranks once,
+        after the epoch (one collective per epoch, not per step)."""
+        torch, pc = self.torch, time.perf_counter
+        B, rows, world = self.w["batch"], self.w["rows_per_epoch"], self.world
+        order = None if self.orders is None else self.orders[epoch % len(self.orders)]
+        ph, losses = self.phases, []
+        timed = not self.cuda
+        for s in range(self.w["batches_per_epoch"]):
+            b0 = s * B
+            count = min(b0 + B, rows) - b0  # the global batch (a short last batch: fewer rows)
+            r0, r1 = shard_of(count, self.rank, world)
+            t0 = pc()
+            if order is None:
+                xb, yb = self.x[b0 + r0:b0 + r1], self.y[b0 + r0:b0 + r1]
+            else:
+                idx = order[b0 + r0:b0 + r1]
+                xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
+            t1 = pc()
+            # DDP *averages* the ranks' gradients (sum / world). For that average to be
+            # the gradient of the global-batch mean loss (1/count) * sum over all rows,
+            # each rank's loss is its shard's mean scaled by local_rows * world / count,
+            # i.e. its row sum * world / count. This holds for uneven shards too (count
+            # not a multiple of world, or a rank with no rows: its sum is 0 and its
+            # gradient zero). Summed over ranks and divided by world, these losses are
+            # the global-batch mean loss, which is what the curve records.
+            loss = self.sum_loss(self.net(xb), yb) * (world / (count * self.per_row))
+            t2 = pc()
+            loss.backward()  # includes DDP's bucketed all-reduce, overlapped with backward
+            t3 = pc()
+            self.opt.step()
+            self.opt.zero_grad(set_to_none=True)
+            t4 = pc()
+            if timed:
+                ph["transfer_s"] += t1 - t0
+                ph["forward_s"] += t2 - t1
+                ph["backward_s"] += t3 - t2
+                ph["optimizer_s"] += t4 - t3
+            losses.append(loss.detach())
+        if not losses:
+            return 0.0, -1
+        total = torch.stack(losses).double()
+        torch.distributed.all_reduce(total)  # sum over ranks
+        losses = (total / world).cpu().tolist()
+        for s, v in enumerate(losses):
+            if not math.isfinite(v):
+                return 0.0, s
+        return sum(losses) / len(losses), -1
+
+    def max_over_ranks(self, values):
+        t = self.torch.tensor(values, dtype=self.torch.float64, device=self.device)
+        self.torch.distributed.all_reduce(t, op=self.torch.distributed.ReduceOp.MAX)
+        return t.cpu().tolist()
+
+
+def ddp_context(torch, ddp_backend, world):
+    """(rank, world, local_rank) from torchrun's environment, or a skip reason."""
+    if not torch.distributed.is_available():
+        return None, f"torch.distributed is not available in torch {torch.__version__}"
+    if ddp_backend == "gloo" and not torch.distributed.is_gloo_available():
+        return None, f"torch {torch.__version__} was built without gloo"
+    if ddp_backend == "nccl":
+        if not torch.distributed.is_nccl_available():
+            return None, f"torch {torch.__version__} was built without NCCL (CUDA {torch.version.cuda or 'none'})"
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if gpus < world:
+            return None, (f"torch-ddp over NCCL needs {world} GPUs (one per rank), torch sees {gpus} "
+                          f"(torch {torch.__version__}, built with CUDA {torch.version.cuda or 'none'})")
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        return None, "not launched by torchrun (RANK / WORLD_SIZE unset)"
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    return (rank, world, int(os.environ.get("LOCAL_RANK", rank))), None
+
+
+def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
+    """One torch-ddp configuration on this rank. Rank 0 appends the rows; the rows' times
+    and phases are the maximum over ranks, as trainbench's cpu-ddp reports them."""
+    world_arg = int(os.environ.get("WORLD_SIZE", "0")) or args.world_size or 1
+    ctx, why = ddp_context(torch, args.ddp_backend, world_arg)
+    if ctx is None:
+        devs = "cpu" if args.ddp_backend == "gloo" else ",".join(str(i) for i in range(world_arg))
+        if int(os.environ.get("RANK", "0")) == 0:
+            row = dict(base_row(w, ident, "torch-ddp", threads if args.ddp_backend == "gloo" else 1, devs),
+                       world_size=str(world_arg), status=f"skipped: {why}")
+            results.append(row)
+            print(f"torch-ddp {w['workload']} n{world_arg}: skipped: {why}")
+        return True
+    rank, world, local = ctx
+    cuda = args.ddp_backend == "nccl"
+    device = torch.device("cuda", local) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    torch.set_num_threads(threads)
+    dist = torch.distributed
+    dist.init_process_group(args.ddp_backend)
+    devname = ",".join(str(i) for i in range(world)) if cuda else "cpu"
+    row_threads = 1 if cuda else threads
+    base = dict(base_row(w, ident, "torch-ddp", row_threads, devname), world_size=str(world))
+    label = f"torch-ddp {w['workload']} n{world} t{row_threads}"
+    task, x, y = data
+    try:
+        tr = DdpTrainer(torch, w, task, x, y, orders, init, device, rank, world)
+        for e in range(args.warmup):
+            _, bad = tr.train_epoch(e)
+            if bad >= 0:
+                raise RuntimeError(f"non-finite loss at epoch {e + 1} step {bad + 1} (warm-up)")
+        for rep in range(args.reps):
+            tr.reset()
+            curve, train_s = [], 0.0
+            for e in range(w["epochs"]):
+                tr.sync()
+                dist.barrier()  # every rank starts the epoch together
+                t0 = time.perf_counter()
+                mean_loss, bad = tr.train_epoch(e)  # ends in a collective: all ranks are done
+                tr.sync()
+                train_s += time.perf_counter() - t0
+                if bad >= 0:
+                    raise RuntimeError(f"non-finite loss at epoch {e + 1} step {bad + 1}")
+                curve.append(mean_loss)
+            ph = tr.phases
+            times = tr.max_over_ranks([train_s, ph["transfer_s"], ph["forward_s"],
+                                       ph["backward_s"], ph["optimizer_s"]])
+            train_s = times[0]
+            flat = flat_params(tr.model)
+            # DDP keeps the replicas identical; check it (max |rank's params - rank 0's|).
+            ref = torch.from_numpy(flat.copy()).to(device)
+            dist.broadcast(ref, 0)
+            diff = tr.max_over_ranks([float((torch.from_numpy(flat).to(device) - ref).abs().max())])[0]
+            if diff != 0.0:
+                raise RuntimeError(f"ranks ended with different parameters (max diff {diff:.3g})")
+            if rank != 0:
+                continue
+            loss, acc = tr.evaluate()
+            if not math.isfinite(loss):
+                raise RuntimeError("non-finite final loss after training")
+            checksum = float(np.sum(flat, dtype=np.float64))
+            row = dict(base)
+            row.update({
+                "repetition": str(rep), "train_time_s": _num(train_s),
+                "samples_per_s": _num(w["epochs"] * w["rows_per_epoch"] / train_s),
+                "transfer_s": _num(times[1]), "forward_s": _num(times[2]),
+                # backward_s includes DDP's gradient all-reduce (overlapped, not separable).
+                "backward_s": _num(times[3]), "optimizer_s": _num(times[4]), "comm_s": "",
+                "allreduce_bytes_per_step": str(4 * flat.size if world > 1 else 0),
+                "comm_busbw_gbps": "",
+                "final_loss": _num(loss), "final_accuracy": "" if acc is None else _num(acc),
+                "param_checksum": "%.12g" % checksum,
+                "peak_host_mem_bytes": str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
+                "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if cuda else 0),
+                "status": "ok",
+            })
+            if cuda:  # no per-phase clocks on the GPU (see Trainer.train_epoch)
+                for k in ("transfer_s", "forward_s", "backward_s", "optimizer_s"):
+                    row[k] = ""
+            results.append(row)
+            for e, v in enumerate(curve):
+                results.append_curve({"schema_version": "1", "run_id": ident["run_id"],
+                                      "workload": w["workload"], "backend": "torch-ddp",
+                                      "world_size": str(world), "devices": devname,
+                                      "threads": str(row_threads), "repetition": str(rep),
+                                      "epoch": str(e + 1), "train_loss": _num(v)})
+            print(f"{label} rep {rep}: ok  {float(row['samples_per_s']):.4g} samples/s  "
+                  f"final_loss {loss:.6g}", flush=True)
+            if rep + 1 == args.reps and args.save_params:
+                write_params(args.save_params, flat)
+        dist.barrier()
+        # No destroy_process_group() and no normal interpreter exit: with torch 1.13's gloo,
+        # tearing down DDP's Reducer joins a gloo worker thread that waits for the GIL the
+        # tearing-down thread holds (seen hanging here). Every row and file is written.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    except MemoryError:
+        why = "out of host memory"
+    except (RuntimeError, ValueError) as e:
+        why = " ".join(str(e).split()) or type(e).__name__
+    if rank == 0:
+        results.append(dict(base, status=f"failed: {why}"))
+    print(f"{label} rank {rank}: failed: {why}", file=sys.stderr, flush=True)
+    # The other ranks may be blocked in a collective: leave now, torchrun ends the rest.
+    os._exit(1)
 
 
 # ---- provenance --------------------------------------------------------------------------
@@ -473,7 +711,12 @@ def main(argv):
     ap.add_argument("--results", required=True, help="existing trainbench results CSV to append to")
     ap.add_argument("--threads", help="torch-cpu thread counts, e.g. 1,all (default: the export's)")
     ap.add_argument("--devices", default="auto",
-                    help="cpu, cuda, or auto (cpu, plus cuda: a row, ok or skipped; default)")
+                    help="cpu, cuda, dp, ddp, or auto (cpu, plus cuda and dp: a row each, ok or "
+                         "skipped; default). ddp runs under torchrun (one process per rank)")
+    ap.add_argument("--ddp-backend", default="gloo", choices=("gloo", "nccl"),
+                    help="--devices ddp: gloo on the CPU (default) or nccl, one GPU per rank")
+    ap.add_argument("--world-size", type=int,
+                    help="--devices ddp: the world size a skipped row names when not under torchrun")
     ap.add_argument("--warmup", type=int, help="untimed warm-up epochs (default: the export's)")
     ap.add_argument("--reps", type=int, help="timed repetitions (default: the export's)")
     ap.add_argument("--run-id", help="run_id for the rows (default: the last row's, else a new one)")
@@ -482,8 +725,10 @@ def main(argv):
     try:
         w = load_export(args.export_dir)
         results = Results(args.results)
-        if args.devices not in ("auto", "cpu", "cuda"):
-            raise BadInput(f"--devices: invalid value '{args.devices}' (allowed: auto, cpu, cuda)")
+        if args.devices not in ("auto", "cpu", "cuda", "dp", "ddp"):
+            raise BadInput(f"--devices: invalid value '{args.devices}' (allowed: auto, cpu, cuda, dp, ddp)")
+        if args.world_size is not None and args.world_size < 1:
+            raise BadInput("--world-size must be >= 1")
         threads = parse_threads(args.threads) if args.threads else [int(w["threads"])]
         args.warmup = w["warmup"] if args.warmup is None else args.warmup
         args.reps = w["reps"] if args.reps is None else args.reps
@@ -496,11 +741,18 @@ def main(argv):
             import torch  # noqa: PLC0415 (optional dependency: rows say skipped without it)
         except Exception as e:  # ImportError, or a broken install raising anything else
             why = f"skipped: python3-torch not importable ({type(e).__name__}: {' '.join(str(e).split())})"
+            if args.devices == "ddp":
+                if os.environ.get("RANK", "0") == "0":
+                    world = args.world_size or int(os.environ.get("WORLD_SIZE", "1"))
+                    results.append(dict(base_row(w, ident, "torch-ddp", threads[-1], "cpu"),
+                                        world_size=str(world), status=why))
+                    print(f"torch-ddp {w['workload']}: {why}")
+                return 0
             for t in threads:
                 results.append(dict(base_row(w, ident, "torch-cpu", t, "cpu"), status=why))
             print(f"torch-cpu {w['workload']}: {why}")
             return 0
-        data = read_data(os.path.join(args.export_dir, "data.bin"))
+        data = read_data(os.path.join(args.export_dir, "data.bin"), shared=args.devices == "ddp")
         if data[1].shape[1] != w["d"] or data[0] != w["task"]:
             raise BadInput(f"{args.export_dir}/data.bin does not match workload.json")
         init = read_params(os.path.join(args.export_dir, "params.bin"))
@@ -515,6 +767,8 @@ def main(argv):
         print(f"pytorch_train.py: {e}", file=sys.stderr)
         return 2
 
+    if args.devices == "ddp":
+        return 0 if run_ddp(torch, w, data, init, orders, threads[-1], args, results, ident) else 1
     record_env(args.results, torch, threads, argv)
     ok = True
     if args.devices in ("auto", "cpu"):
@@ -530,6 +784,16 @@ def main(argv):
                    f"{torch.__version__}, built with CUDA {torch.version.cuda or 'none'})")
             results.append(dict(base_row(w, ident, "torch-cuda", 1, "0"), status=why))
             print(f"torch-cuda {w['workload']}: {why}")
+    if args.devices in ("auto", "dp"):
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if gpus >= 2:
+            ok &= run_config(torch, w, data, init, orders, torch.device("cuda", 0), threads[-1], args,
+                             results, ident, "torch-dp", dp_ids=list(range(gpus)))
+        else:
+            why = (f"skipped: torch.nn.DataParallel needs 2 GPUs, torch sees {gpus} (torch "
+                   f"{torch.__version__}, built with CUDA {torch.version.cuda or 'none'})")
+            results.append(dict(base_row(w, ident, "torch-dp", 1, ""), status=why))
+            print(f"torch-dp {w['workload']}: {why}")
     return 0 if ok else 1
 
 

@@ -2,8 +2,18 @@
 """Adds PyTorch peer rows to a finished suite run: for every entry of the suite
 that runs cpu-omp, `trainbench export` the entry's workload into a temporary
 folder inside the results folder, train it with bench/peers/pytorch_train.py at
-the entry's --threads values (and on CUDA when PyTorch sees a GPU), append the
-rows to RESULTS_DIR/results.csv (and curves.csv), and remove the export.
+the entry's --threads values (and on CUDA when PyTorch sees a GPU; torch-dp rows,
+run or skipped), append the rows to RESULTS_DIR/results.csv (and curves.csv), and
+remove the export.
+
+torch-ddp: every entry that runs cpu-ddp is also trained by torch
+DistributedDataParallel over gloo on the CPU, one process per rank launched with
+`torchrun --standalone --nproc_per_node N --no_python PYTHON pytorch_train.py ...
+--devices ddp` (or `PYTHON -m torch.distributed.run ...` when torchrun is not on
+PATH), at the entry's --world-sizes (else 2) and the last of its --threads. Every
+entry that runs cuda-ddp is trained the same way over nccl, one GPU per rank, when
+PyTorch sees enough GPUs; otherwise pytorch_train.py writes a `skipped:` torch-ddp
+row (no torchrun launch).
 
 Without an importable torch each entry gets `skipped: python3-torch not
 importable (...)` rows instead (pytorch_train.py writes them).
@@ -14,6 +24,7 @@ Exit codes: 0 every peer row ok or skipped; 1 some peer run failed; 2 bad input.
 """
 
 import argparse
+import functools
 import os
 import shlex
 import shutil
@@ -65,13 +76,61 @@ def split_flags(tokens):
     return keep, lists
 
 
+def launcher(python, nproc):
+    """torchrun (Debian's python3-torch installs /usr/bin/torchrun), else the module."""
+    torchrun = shutil.which("torchrun")
+    head = [torchrun] if torchrun else [python, "-m", "torch.distributed.run"]
+    # `-r 1 -t 1` (ranks' stdout to a log file and tee'd here, prefixed with the rank):
+    # torch 1.13's default `-r 0` fails on Python 3.11 (Std.from_str("0") is None because
+    # 3.11 no longer iterates an IntFlag's zero member; 'NoneType' object has no attribute 'get').
+    return [*head, "--standalone", "--nproc_per_node", str(nproc), "-r", "1", "-t", "1",
+            "--no_python", python]
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_count(python):
+    """GPUs PyTorch sees (0 without torch or CUDA); asked once, only for cuda-ddp entries."""
+    code = "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"
+    r = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    try:
+        return int(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return 0
+
+
+def peer_runs(args, backends, lists, only):
+    """The pytorch_train.py command lines for one suite entry."""
+    script = os.path.join(HERE, "pytorch_train.py")
+    runs = []
+    ddp = {"cpu-ddp", "cuda-ddp"} & set(backends)
+    if args.devices != "ddp" and ("cpu-omp" in backends or (only is not None and not ddp)):
+        runs.append([args.python, script, "--threads", lists.get("--threads", "all"),
+                     "--devices", args.devices])
+    if args.devices not in ("auto", "ddp"):
+        return runs
+    worlds = [int(v) for v in (lists.get("--world-sizes") or "2").split(",") if v.strip().isdigit()]
+    threads = ["--threads", lists["--threads"].split(",")[-1]] if "--threads" in lists else []
+    if "cpu-ddp" in backends:
+        for n in worlds:
+            runs.append([*launcher(args.python, n), script, *threads, "--devices", "ddp",
+                         "--ddp-backend", "gloo"])
+    if "cuda-ddp" in backends:
+        for n in worlds:
+            head = launcher(args.python, n) if gpu_count(args.python) >= n else [args.python]
+            runs.append([*head, script, "--devices", "ddp", "--ddp-backend", "nccl",
+                         "--world-size", str(n)])
+    return runs
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--suite", required=True)
     ap.add_argument("--results", required=True, help="the suite's output folder (holds results.csv)")
     ap.add_argument("--trainbench", default=os.environ.get("TB_TRAINBENCH", "build/trainbench"))
-    ap.add_argument("--only", help="comma list of entry names (default: every entry running cpu-omp)")
-    ap.add_argument("--devices", default="auto")
+    ap.add_argument("--only", help="comma list of entry names (default: every entry running "
+                                   "cpu-omp, cpu-ddp or cuda-ddp)")
+    ap.add_argument("--devices", default="auto",
+                    help="auto (default), cpu, cuda, dp (pytorch_train.py's), or ddp: torch-ddp only")
     ap.add_argument("--python", default=sys.executable, help="interpreter for pytorch_train.py")
     args = ap.parse_args(argv[1:])
     csv_path = os.path.join(args.results, "results.csv")
@@ -84,7 +143,10 @@ def main(argv):
     for name, tokens in parse_suite(args.suite):
         flags, lists = split_flags(tokens)
         backends = (lists.get("--backends") or lists.get("--backend") or "cpu-omp").split(",")
-        if (only is not None and name not in only) or (only is None and "cpu-omp" not in backends):
+        if only is not None and name not in only:
+            continue
+        runs = peer_runs(args, backends, lists, only)
+        if not runs:
             continue
         export_dir = os.path.join(args.results, f".peer-export-{name}")
         shutil.rmtree(export_dir, ignore_errors=True)
@@ -96,12 +158,19 @@ def main(argv):
                       file=sys.stderr)
                 rc = max(rc, r.returncode)
                 continue
-            cmd = [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir,
-                   "--results", csv_path, "--threads", lists.get("--threads", "all"),
-                   "--devices", args.devices]
-            r = subprocess.run(cmd)
-            if r.returncode != 0:
-                rc = max(rc, 1 if r.returncode == 1 else 2)
+            for cmd in runs:
+                script = cmd.index(os.path.join(HERE, "pytorch_train.py"))
+                cmd = [*cmd[:script + 1], export_dir, "--results", csv_path, *cmd[script + 1:]]
+                env = None
+                if "--no_python" in cmd:  # torchrun would set OMP_NUM_THREADS=1 and warn
+                    t = cmd[cmd.index("--threads") + 1] if "--threads" in cmd else "1"
+                    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", t))
+                r = subprocess.run(cmd, env=env)
+                if r.returncode != 0:
+                    rc = max(rc, 1 if r.returncode == 1 else 2)
+                    if "--no_python" in cmd:  # a rank died; torchrun's exit code is not ours
+                        print(f"run_peers.py: {name}: exit {r.returncode}: {shlex.join(cmd)}",
+                              file=sys.stderr)
         finally:
             shutil.rmtree(export_dir, ignore_errors=True)
     return rc
