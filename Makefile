@@ -46,7 +46,7 @@ bench: deps build
 	@rc=0; ./$(BUILD)/trainbench suite $(SUITE) --out $(RESULTS) || rc=$$?; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
-	  $(PYTHON) reports/render.py $(RESULTS) && echo "report: $(RESULTS)/report.html"; \
+	  $(PYTHON) reports/render.py $(RESULTS) && echo "report: $(RESULTS)/report.html" || rc=$$?; \
 	  exit $$rc
 
 report:
@@ -63,7 +63,7 @@ peers: build
 	@test -n "$(RUN)" || { echo "make peers: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
 	@rc=0; $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RUN) \
 	  --trainbench ./$(BUILD)/trainbench || rc=$$?; \
-	  $(PYTHON) reports/render.py $(RUN) && echo "report: $(RUN)/report.html"; exit $$rc
+	  $(PYTHON) reports/render.py $(RUN) && echo "report: $(RUN)/report.html" || rc=$$?; exit $$rc
 
 # Issue #7's measurements: the perf suite, its PyTorch peers, the OpenBLAS sgemm rate
 # at the large MLP's shapes, then the targets table (perf_summary.md) and the report.
@@ -81,7 +81,7 @@ perf: deps build
 	    echo "wall_s $$(awk "BEGIN { print $$(date +%s.%N) - $$t0 }")"; echo "cpus $$(nproc)"; \
 	    times; } > $(PERF_RESULTS)/cpu_usage.txt; \
 	  $(PYTHON) bench/peers/perf_summary.py $(PERF_RESULTS) || rc=$$?; \
-	  $(PYTHON) reports/render.py $(PERF_RESULTS) && echo "report: $(PERF_RESULTS)/report.html"; exit $$rc
+	  $(PYTHON) reports/render.py $(PERF_RESULTS) && echo "report: $(PERF_RESULTS)/report.html" || rc=$$?; exit $$rc
 
 microbench: build
 	./$(BUILD)/bench/tb_microbench_cpu --benchmark_counters_tabular=true

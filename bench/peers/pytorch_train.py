@@ -589,8 +589,9 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
                 "repetition": str(rep), "train_time_s": _num(train_s),
                 "samples_per_s": _num(w["epochs"] * w["rows_per_epoch"] / train_s),
                 "transfer_s": _num(times[1]), "forward_s": _num(times[2]),
-                # backward_s includes DDP's gradient all-reduce (overlapped, not separable).
-                "backward_s": _num(times[3]), "optimizer_s": _num(times[4]), "comm_s": "",
+                # backward_s includes DDP's gradient all-reduce (overlapped, not separable
+                # from outside torch), so comm_s is 0 like every unmeasured phase.
+                "backward_s": _num(times[3]), "optimizer_s": _num(times[4]), "comm_s": _num(0.0),
                 "allreduce_bytes_per_step": str(4 * flat.size if world > 1 else 0),
                 "comm_busbw_gbps": "",
                 "final_loss": _num(loss), "final_accuracy": "" if acc is None else _num(acc),

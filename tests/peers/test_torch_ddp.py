@@ -42,6 +42,11 @@ def gloo(torch):
     return True
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "reports"))
+from load import FLOAT_COLUMNS_REQ as REQUIRED_METRICS  # noqa: E402
+
+
 @pytest.mark.parametrize("flags", [FLAGS, REG_FLAGS], ids=["mlp-cls-uneven", "linear-reg-mse"])
 def test_torch_ddp_gloo_matches_reference(flags, tmp_path, trainbench, torch, gloo):
     out = tmp_path / "r.csv"
@@ -71,6 +76,9 @@ def test_torch_ddp_gloo_matches_reference(flags, tmp_path, trainbench, torch, gl
         assert abs(lt - lr) <= LOSS_RTOL * max(1.0, abs(lr)), (lt, lr)
         assert int(r["allreduce_bytes_per_step"]) == 4 * ref.size
         assert float(r["samples_per_s"]) > 0
+        # The report's contract: every required metric is filled in an ok row.
+        for col in REQUIRED_METRICS:
+            assert r[col] != "", f"{col} empty in an ok torch-ddp row"
     with open(out, encoding="utf-8") as f:
         header = f.readline()
     assert header.startswith("schema_version,") and "torch-ddp" not in header
