@@ -27,6 +27,7 @@ ResultRow base_row(const RunConfig& c, const RunIdentity& id) {
   r.host = id.host;
   r.config = c;
   r.precision = c.precision;
+  r.world_size = c.world_size;  // what the configuration asked for (rows that never ran)
   return r;
 }
 
