@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <string>
 
+#include "harness/mpi_launch.h"
+
 namespace tb::test {
 
 struct ShellResult {
@@ -32,5 +34,12 @@ inline ShellResult shell(const std::string& cmd) {
 
 // `trainbench ARGS` (the executable this build made).
 inline ShellResult trainbench(const std::string& args) { return shell(std::string(TB_TRAINBENCH_EXE) + " " + args); }
+
+// "mpirun -np N <flags> " as the suite launches it (TB_MPIRUN / TB_MPIRUN_FLAGS apply).
+inline std::string mpirun(int np) {
+  std::string s;
+  for (const std::string& w : mpirun_prefix(np)) s += w + " ";
+  return s;
+}
 
 }  // namespace tb::test

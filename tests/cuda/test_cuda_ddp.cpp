@@ -24,11 +24,7 @@ namespace fs = std::filesystem;
 using Result = tb::test::ShellResult;
 const auto& sh = tb::test::shell;
 
-std::string mpirun(int np) {
-  std::string s;
-  for (const std::string& w : tb::mpirun_prefix(np)) s += w + " ";
-  return s;
-}
+using tb::test::mpirun;
 
 class CudaDdp : public ::testing::Test {
  protected:

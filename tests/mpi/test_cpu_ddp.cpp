@@ -23,11 +23,7 @@ namespace fs = std::filesystem;
 using Result = tb::test::ShellResult;
 const auto& sh = tb::test::shell;
 
-std::string mpirun(int np) {
-  std::string s;
-  for (const std::string& w : tb::mpirun_prefix(np)) s += w + " ";
-  return s;
-}
+using tb::test::mpirun;
 
 std::string tmp(const std::string& name) {
   const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
