@@ -332,11 +332,7 @@ class CudaTrainer final : public Trainer {
   }
 
  private:
-  struct Batch {
-    const float* x = nullptr;
-    const float* y = nullptr;
-    const int32_t* labels = nullptr;
-  };
+  using Batch = DeviceBatch;
 
 
   // Bytes the constructor will allocate; refuses early with the numbers when they cannot fit.
@@ -371,13 +367,7 @@ class CudaTrainer final : public Trainer {
   }
 
   // Rows from r0 on, read in place from the (device or mapped) dataset.
-  Batch contiguous(int64_t r0) const {
-    Batch b;
-    b.x = xd_ + r0 * data_.d;
-    if (ld_) b.labels = ld_ + r0;
-    else b.y = yd_ + r0 * data_.o;
-    return b;
-  }
+  Batch contiguous(int64_t r0) const { return rows_from(xd_, yd_, ld_, r0, data_.d, data_.o); }
 
   // Writes batch rows into staging buffer i on `stream`: a gather (shuffled) or one copy.
   void fill(int i, int64_t begin, int64_t count, bool shuffled, cudaStream_t stream) {

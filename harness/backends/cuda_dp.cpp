@@ -348,11 +348,7 @@ class CudaDpTrainer final : public Trainer {
   }
 
  private:
-  struct Batch {  // on GPU 0
-    const float* x = nullptr;
-    const float* y = nullptr;
-    const int32_t* labels = nullptr;
-  };
+  using Batch = DeviceBatch;  // on GPU 0
 
   // Pinned loss readback and slot 0's events, released even when the constructor throws.
   struct HostSide {
@@ -481,13 +477,7 @@ class CudaDpTrainer final : public Trainer {
     needs_upload_ = false;
   }
 
-  Batch contiguous(int64_t r0) const {
-    Batch b;
-    b.x = xd_ + r0 * data_.d;
-    if (ld_) b.labels = ld_ + r0;
-    else b.y = yd_ + r0 * data_.o;
-    return b;
-  }
+  Batch contiguous(int64_t r0) const { return rows_from(xd_, yd_, ld_, r0, data_.d, data_.o); }
 
   // The batch's rows on GPU 0 (slot 0's stream): in place, or gathered when shuffled.
   Batch batch_on_gpu0(int64_t begin, int64_t rows, bool shuffled) {

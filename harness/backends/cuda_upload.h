@@ -16,6 +16,25 @@ namespace tb {
 double upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, cudaStream_t stream,
                       cudaEvent_t start, cudaEvent_t end);
 
+// Where a batch's rows are on the device: inputs (B x D), and targets (B x O,
+// regression) or labels (B, classification).
+struct DeviceBatch {
+  const float* x = nullptr;
+  const float* y = nullptr;
+  const int32_t* labels = nullptr;
+};
+
+// Rows from r0 on, read in place from a dataset laid out on the device (x: N x D,
+// y: N x O or labels: N; the other is null).
+inline DeviceBatch rows_from(const float* x, const float* y, const int32_t* labels, int64_t r0, int64_t d,
+                             int64_t o) {
+  DeviceBatch b;
+  b.x = x + r0 * d;
+  if (labels) b.labels = labels + r0;
+  else b.y = y + r0 * o;
+  return b;
+}
+
 // True when an epoch visits the rows in their stored order (batches can be read in place).
 bool is_identity_order(const std::vector<int64_t>& order);
 
