@@ -2,6 +2,7 @@
 // generator or a loader. Shapes as in dataset.h: N rows, D features, O outputs.
 #include "datasets/dataset.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,19 @@ const char* task_name(Task t) {
     case Task::kClassification: return "classification";
   }
   return "unknown";
+}
+
+int64_t Dataset::local_row(int64_t row) const {
+  if (!subset) {
+    if (row < 0 || row >= n) throw std::out_of_range("dataset row " + std::to_string(row) + " is not in [0, " + std::to_string(n) + ")");
+    return row;
+  }
+  const auto it = std::lower_bound(row_ids.begin(), row_ids.end(), row);
+  if (it == row_ids.end() || *it != row) {
+    throw std::out_of_range("dataset row " + std::to_string(row) + " is not among the " +
+                            std::to_string(row_ids.size()) + " rows this process holds");
+  }
+  return it - row_ids.begin();
 }
 
 namespace {

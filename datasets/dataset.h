@@ -24,13 +24,23 @@ class DataError : public std::runtime_error {
 
 struct Dataset {
   Task task = Task::kRegression;
-  int64_t n = 0;  // rows
+  int64_t n = 0;  // rows of the whole dataset (also when only some are held, below)
   int64_t d = 0;  // features per row
   int64_t o = 0;  // regression outputs, or number of classes
   std::vector<float> x;         // n * d
   std::vector<float> y;         // n * o   (regression)
   std::vector<int32_t> labels;  // n       (classification)
   std::string description;      // e.g. "synthetic-regression(seed=1)" or "csv:data.csv"
+
+  // A held subset (a DDP rank generates only the rows it reads; datasets/synthetic.h
+  // make_synthetic_rows): x/y/labels hold the rows row_ids, ascending, one after
+  // another. Otherwise every row r of n is held at index r.
+  bool subset = false;
+  std::vector<int64_t> row_ids;
+
+  int64_t held_rows() const { return subset ? static_cast<int64_t>(row_ids.size()) : n; }
+  // Index of global row `row` in x/y/labels; throws std::out_of_range when it is not held.
+  int64_t local_row(int64_t row) const;
 };
 
 // Which data, as the CLI names it: "synthetic" (regression for linear models,

@@ -71,22 +71,16 @@ Teacher make_teacher(const DatasetSpec& spec, Task task) {
   return t;
 }
 
-}  // namespace
-
-void generate_rows(const DatasetSpec& spec, int64_t row_begin, int64_t row_end, float* x, float* y,
-                   int32_t* labels) {
-  const Task task = synthetic_task(spec);
-  validate(spec, task);
-  if (row_begin < 0 || row_end < row_begin || row_end > spec.n) {
-    throw std::invalid_argument("generate_rows: rows [" + std::to_string(row_begin) + ", " +
-                                std::to_string(row_end) + ") not within [0, " + std::to_string(spec.n) + ")");
-  }
-  if (row_end == row_begin) return;
+// Fills `rows` rows into x (rows x D) and y (rows x O) or labels (rows); local row i
+// is global row row_of(i). The one loop every public generator goes through.
+template <class RowOf>
+void fill_rows(const DatasetSpec& spec, Task task, int64_t rows, RowOf row_of, float* x, float* y, int32_t* labels) {
+  if (rows == 0) return;
   if (x == nullptr || (task == Task::kRegression ? y == nullptr : labels == nullptr)) {
     throw std::invalid_argument(std::string("generate_rows: null output buffer (x and ") +
                                 (task == Task::kRegression ? "y" : "labels") + " are required)");
   }
-  const int64_t d = spec.d, o = spec.o, rows = row_end - row_begin;
+  const int64_t d = spec.d, o = spec.o;
   const uint64_t seed = spec.seed;
   const double noise = spec.noise;
   const Teacher teacher = make_teacher(spec, task);
@@ -99,7 +93,7 @@ void generate_rows(const DatasetSpec& spec, int64_t row_begin, int64_t row_end, 
     std::vector<double> acc(static_cast<size_t>(o));
 #pragma omp for schedule(static)
     for (int64_t local = 0; local < rows; ++local) {
-      const uint64_t r = static_cast<uint64_t>(row_begin + local);
+      const uint64_t r = static_cast<uint64_t>(row_of(local));
       float* xr = x + local * d;
       for (int64_t i = 0; i < d; ++i) xr[i] = uniform_at(seed, kStreamFeatures, r, i, -1.0f, 1.0f);
       for (int64_t k = 0; k < o; ++k) acc[k] = b[k];
@@ -124,27 +118,67 @@ void generate_rows(const DatasetSpec& spec, int64_t row_begin, int64_t row_end, 
   }
 }
 
-Dataset make_synthetic(const DatasetSpec& spec) {
-  const Task task = synthetic_task(spec);
-  validate(spec, task);
+// An empty dataset of the spec's shape with room for `rows` rows.
+Dataset empty_synthetic(const DatasetSpec& spec, Task task, int64_t rows) {
   Dataset ds;
   ds.task = task;
   ds.n = spec.n;
   ds.d = spec.d;
   ds.o = spec.o;
-  ds.x.resize(static_cast<size_t>(spec.n * spec.d));
+  ds.x.resize(static_cast<size_t>(rows * spec.d));
   if (task == Task::kRegression) {
-    ds.y.resize(static_cast<size_t>(spec.n * spec.o));
+    ds.y.resize(static_cast<size_t>(rows * spec.o));
   } else {
-    ds.labels.resize(static_cast<size_t>(spec.n));
+    ds.labels.resize(static_cast<size_t>(rows));
   }
-  generate_rows(spec, 0, spec.n, ds.x.data(), ds.y.empty() ? nullptr : ds.y.data(),
-                ds.labels.empty() ? nullptr : ds.labels.data());
   std::ostringstream desc;
   desc << "synthetic-" << task_name(task) << "(seed=" << spec.seed;
   if (task == Task::kRegression) desc << ",noise=" << spec.noise;
   desc << ")";
   ds.description = desc.str();
+  return ds;
+}
+
+float* or_null(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
+int32_t* or_null(std::vector<int32_t>& v) { return v.empty() ? nullptr : v.data(); }
+
+}  // namespace
+
+void generate_rows(const DatasetSpec& spec, int64_t row_begin, int64_t row_end, float* x, float* y,
+                   int32_t* labels) {
+  const Task task = synthetic_task(spec);
+  validate(spec, task);
+  if (row_begin < 0 || row_end < row_begin || row_end > spec.n) {
+    throw std::invalid_argument("generate_rows: rows [" + std::to_string(row_begin) + ", " +
+                                std::to_string(row_end) + ") not within [0, " + std::to_string(spec.n) + ")");
+  }
+  fill_rows(spec, task, row_end - row_begin, [row_begin](int64_t i) { return row_begin + i; }, x, y, labels);
+}
+
+Dataset make_synthetic(const DatasetSpec& spec) {
+  const Task task = synthetic_task(spec);
+  validate(spec, task);
+  Dataset ds = empty_synthetic(spec, task, spec.n);
+  generate_rows(spec, 0, spec.n, ds.x.data(), or_null(ds.y), or_null(ds.labels));
+  return ds;
+}
+
+Dataset make_synthetic_rows(const DatasetSpec& spec, std::vector<int64_t> rows) {
+  const Task task = synthetic_task(spec);
+  validate(spec, task);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || rows[i] >= spec.n || (i > 0 && rows[i] <= rows[i - 1])) {
+      throw std::invalid_argument("make_synthetic_rows: rows must be ascending, distinct and within [0, " +
+                                  std::to_string(spec.n) + ") (row " + std::to_string(rows[i]) + " at " +
+                                  std::to_string(i) + ")");
+    }
+  }
+  const int64_t count = static_cast<int64_t>(rows.size());
+  Dataset ds = empty_synthetic(spec, task, count);
+  const int64_t* ids = rows.data();
+  fill_rows(spec, task, count, [ids](int64_t i) { return ids[i]; }, ds.x.data(), or_null(ds.y), or_null(ds.labels));
+  ds.subset = true;
+  ds.row_ids = std::move(rows);
   return ds;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "datasets/dataset.h"
 
@@ -20,5 +21,9 @@ void generate_rows(const DatasetSpec& spec, int64_t row_begin, int64_t row_end, 
                    int32_t* labels);
 
 Dataset make_synthetic(const DatasetSpec& spec);
+
+// Only the given rows (ascending, distinct, within [0, spec.n)): a subset Dataset
+// (dataset.h) whose row i is bitwise row rows[i] of make_synthetic(spec).
+Dataset make_synthetic_rows(const DatasetSpec& spec, std::vector<int64_t> rows);
 
 }  // namespace tb

@@ -81,6 +81,7 @@ class Trainer {
   // repetition. Single-process trainers keep the defaults.
   virtual double max_over_ranks(double seconds) { return seconds; }
   virtual bool is_root() const { return true; }
+  virtual int rank() const { return 0; }
   virtual int64_t allreduce_bytes_per_step() const { return 0; }
   // Seconds spent inside all-reduces and their count since the last take_phase_times().
   virtual double allreduce_busy_s() const { return 0; }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
@@ -132,6 +133,7 @@ void CpuModel::evaluate_rows(int64_t begin, int64_t end, double* loss_sum, int64
 }
 
 EvalResult CpuModel::evaluate() {
+  if (data_.subset) throw std::logic_error("CpuModel::evaluate: the dataset holds only some rows");
   double loss_sum = 0;
   int64_t hits = 0;
   evaluate_rows(0, data_.n, &loss_sum, &hits);

@@ -53,9 +53,11 @@ class CpuModel {
   // (kernels/cpu/linear_step.h): the same gradients in grads(), acts not stored.
   double fused_step(const BatchView& b, int64_t count, int64_t global_rows);
 
-  // Mean loss and accuracy over the whole dataset (chunks of up to max_rows).
+  // Mean loss and accuracy over the whole dataset (chunks of up to max_rows); the
+  // dataset must hold every row.
   EvalResult evaluate();
-  // Sum of the per-row losses and the argmax hits over rows [begin, end).
+  // Sum of the per-row losses and the argmax hits over held rows [begin, end)
+  // (indices into the dataset's x/y/labels, dataset.h).
   void evaluate_rows(int64_t begin, int64_t end, double* loss_sum, int64_t* hits);
 
  private:

@@ -20,6 +20,25 @@ Shard shard_of(int64_t rows, int rank, int world) {
   return s;
 }
 
+Shard rank_positions(int64_t rows, int rank, int world, bool deterministic) {
+  if (!deterministic || kLeaves % world != 0) return shard_of(rows, rank, world);
+  const int per_rank = kLeaves / world;
+  return Shard{shard_of(rows, rank * per_rank, kLeaves).begin, shard_of(rows, (rank + 1) * per_rank - 1, kLeaves).end};
+}
+
+bool shards_in_place(const std::vector<int64_t>& order, int64_t batch, int64_t num_batches, int64_t rows, int rank,
+                     int world) {
+  for (int64_t s = 0; s < num_batches; ++s) {
+    const int64_t begin = s * batch;
+    const Shard sh = shard_of(std::min(batch, rows - begin), rank, world);
+    for (int64_t p = begin + sh.begin + 1; p < begin + sh.end; ++p) {
+      if (order[static_cast<size_t>(p)] != order[static_cast<size_t>(p - 1)] + 1) return false;
+    }
+    if (sh.end > sh.begin && order[static_cast<size_t>(begin + sh.begin)] < 0) return false;
+  }
+  return true;
+}
+
 std::vector<Bucket> plan_buckets(const ParamLayout& layout, int64_t bucket_bytes) {
   std::vector<Bucket> buckets;
   Bucket cur;

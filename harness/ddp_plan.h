@@ -20,6 +20,20 @@ struct Shard {
 };
 Shard shard_of(int64_t rows, int rank, int world);
 
+// Positions within a global batch of `rows` that rank `rank` reads: its shard, or
+// with `deterministic` the union of its leaves (below), one contiguous range either way.
+// (A world size that does not divide kLeaves falls back to the shard; the trainer
+// refuses that configuration.)
+Shard rank_positions(int64_t rows, int rank, int world, bool deterministic);
+
+// True when every step of the epoch reads consecutive rows: for each batch s, the
+// rank's positions p in it hold order[p] = order[p0] + (p - p0). Then a step can read
+// its rows in place (from order[p0] on) instead of gathering them. order holds
+// dataset row indices (-1 where this rank holds no copy); batches are the ranges
+// [s * batch, min((s+1) * batch, rows)), s < num_batches.
+bool shards_in_place(const std::vector<int64_t>& order, int64_t batch, int64_t num_batches, int64_t rows, int rank,
+                     int world);
+
 // A contiguous slice [offset, offset + count) of the flat gradient buffer holding
 // whole layers first_layer..last_layer; it can be reduced once layer first_layer's
 // gradients are final (backward runs last layer -> first).

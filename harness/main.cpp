@@ -12,6 +12,7 @@
 #include "harness/env_capture.h"
 #include "harness/export.h"
 #include "harness/host_info.h"
+#include "harness/rank_data.h"
 #include "harness/runner.h"
 #include "harness/suite.h"
 #if defined(TB_HAVE_MPI)
@@ -50,14 +51,27 @@ std::string join_command_line(int argc, char** argv) {
   return s;
 }
 
-// This process's rank for multi-process backends (starts MPI for them), else 0.
-int process_rank(const RunConfig& c) {
+// This process's rank and the world size for multi-process backends (starts MPI
+// for them), else 0 of 1.
+struct RankOf {
+  int rank = 0, world = 1;
+};
+RankOf process_rank(const RunConfig& c) {
 #if defined(TB_HAVE_MPI)
-  if (c.backend == "cpu-ddp" || c.backend == "cuda-ddp") return mpi_world(c.comm_timeout_s)->rank();
+  if (c.backend == "cpu-ddp" || c.backend == "cuda-ddp") {
+    const auto w = mpi_world(c.comm_timeout_s);
+    return RankOf{w->rank(), w->size()};
+  }
 #else
   (void)c;
 #endif
-  return 0;
+  return RankOf{};
+}
+
+// The data this process trains on: a DDP rank generates only its rows (rank_data.h).
+Dataset load_process_dataset(const RunConfig& c) {
+  const RankOf me = process_rank(c);
+  return load_rank_dataset(c, me.rank, me.world);
 }
 
 // Ends the process: a multi-rank job whose rank stops on an error must take the
@@ -86,9 +100,9 @@ int cmd_suite_worker(const std::vector<std::string>& a) {
   RunIdentity id = make_run_identity();
   id.run_id = a[2];
   id.timestamp = a[3];
-  const Dataset data = load_dataset(c.data);
+  const Dataset data = load_process_dataset(c);
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
-  const bool root = process_rank(c) == 0;
+  const bool root = process_rank(c).rank == 0;
   Progress silent(false);
   const RunOutcome o = run_configuration(c, data, id, silent);
   if (root) {
@@ -139,13 +153,13 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   parse_run_flags(args, /*allow_lists=*/false, &f);
   validate_run_flags(&f);
   const RunConfig& c = f.config;
-  const Dataset data = load_dataset(c.data);  // DataError -> exit 2, nothing written
+  const Dataset data = load_process_dataset(c);  // DataError -> exit 2, nothing written
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
 
   const RunIdentity id = make_run_identity();
   const std::string out = f.out.empty() ? "-" : f.out;
   // Multi-process backends: every rank trains, rank 0 alone writes.
-  if (process_rank(c) != 0) {
+  if (process_rank(c).rank != 0) {
     Progress silent(false);
     return run_configuration(c, data, id, silent).failed ? 1 : 0;
   }

@@ -5,10 +5,10 @@
 #include <exception>
 #include <limits>
 
-#include "datasets/shuffle.h"
 #include "harness/backend.h"
 #include "harness/host_info.h"
 #include "harness/params_file.h"
+#include "harness/rank_data.h"
 
 namespace tb {
 namespace {
@@ -60,6 +60,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
   RunOutcome out;
   RunConfig c = cfg;
   c.data.n = data.n;  // file datasets learn their size on load
+  const bool ddp = c.backend == "cpu-ddp" || c.backend == "cuda-ddp";
   const Backend* backend = find_backend(c.backend);
   TrainOptions opt;
   opt.model = c.model;
@@ -101,10 +102,16 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     Progress& progress = out.root ? progress_in : silent;  // one progress line per job, from rank 0
 
     // Epoch orders are computed once, outside the timed region; every repetition
-    // (and every backend) visits the same rows in the same order.
-    const int64_t n_orders = c.shuffle ? c.epochs : 1;
-    std::vector<std::vector<int64_t>> orders(static_cast<size_t>(n_orders));
-    for (int64_t e = 0; e < n_orders; ++e) epoch_order(c.seed, e, data.n, c.shuffle, &orders[e]);
+    // (and every backend) visits the same rows in the same order. A process holding
+    // only some rows (harness/rank_data.h) sees them as indices of what it holds.
+    std::vector<std::vector<int64_t>> orders = epoch_orders(c, data.n);
+    const int64_t n_orders = static_cast<int64_t>(orders.size());
+    if (data.subset) {
+      if (!ddp) return fail("internal: " + c.backend + " was given a rank's subset of the dataset");
+      for (std::vector<int64_t>& o : orders) to_local_rows(data, &o);
+      const std::string missing = missing_rows(c, orders, trainer->rank(), trainer->world_size());
+      if (!missing.empty()) return fail("internal: " + missing);
+    }
     const auto plan_for = [&](int64_t epoch) {
       EpochPlan p;
       p.order = &orders[static_cast<size_t>(epoch % n_orders)];

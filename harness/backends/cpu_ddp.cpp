@@ -57,6 +57,7 @@ class CpuDdpTrainer final : public StepTrainer {
   std::string precision() const override { return "fp32"; }
   int world_size() const override { return comm_->size(); }
   bool is_root() const override { return comm_->rank() == 0; }
+  int rank() const override { return comm_->rank(); }
   int64_t allreduce_bytes_per_step() const override {
     return static_cast<int64_t>(model_.layout().total * sizeof(float));
   }
@@ -93,7 +94,10 @@ class CpuDdpTrainer final : public StepTrainer {
     const Shard s = shard_of(data_.n, comm_->rank(), comm_->size());
     double loss_sum = 0;
     int64_t hits = 0;
-    model_.evaluate_rows(s.begin, s.end, &loss_sum, &hits);
+    if (s.end > s.begin) {  // a held slice is consecutive in what this rank holds
+      const int64_t first = data_.local_row(s.begin);
+      model_.evaluate_rows(first, first + (s.end - s.begin), &loss_sum, &hits);
+    }
     double sums[2] = {loss_sum, static_cast<double>(hits)};
     comm_->allreduce_sum(sums, 2);
     check_ranks_agree(*comm_, model_.params());

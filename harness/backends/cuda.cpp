@@ -123,10 +123,11 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&step_loss_host_),
                                  sizeof(double) * static_cast<size_t>(max_steps_ + 2)));
 
-    if (opt.data_on_device) {
-      xd_ = arena_.alloc<float>(n * D);
-      if (cls) ld_ = arena_.alloc<int32_t>(n);
-      else yd_ = arena_.alloc<float>(n * O);
+    if (opt.data_on_device) {  // the rows this process holds (a DDP rank: its rows, rank_data.h)
+      const int64_t held = data.held_rows();
+      xd_ = arena_.alloc<float>(held * D);
+      if (cls) ld_ = arena_.alloc<int32_t>(held);
+      else yd_ = arena_.alloc<float>(held * O);
     } else {
       // Pinned + mapped: the copy stream reads batches straight from host memory.
       register_host(data.x.data(), data.x.size() * sizeof(float), &xd_);
@@ -186,6 +187,7 @@ class CudaTrainer final : public Trainer {
   int64_t peak_device_mem_bytes() const override { return arena_.held_bytes(); }
   int world_size() const override { return world_size_; }
   bool is_root() const override { return rank_ == 0; }
+  int rank() const override { return rank_; }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
@@ -213,8 +215,10 @@ class CudaTrainer final : public Trainer {
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
     TB_CUDA_CHECK(cudaSetDevice(opt_.device));
     if (needs_upload_) upload();
-    // The epoch's visiting order, for the gathers (shuffled) — one small copy.
-    const bool shuffled = !is_identity_order(*plan.order);
+    // The epoch's visiting order (indices of held rows), for the gathers when a
+    // step's rows are not consecutive (shuffled) — one small copy.
+    host_order_ = plan.order->data();
+    const bool shuffled = !shards_in_place(*plan.order, plan.batch, plan.num_batches, plan.rows, rank_, world_size_);
     if (shuffled) {  // on the stream that gathers: copy (host placement) or compute
       TB_CUDA_CHECK(cudaMemcpyAsync(order_, plan.order->data(), plan.order->size() * sizeof(int64_t),
                                     cudaMemcpyHostToDevice, opt_.data_on_device ? compute_ : copy_));
@@ -307,8 +311,11 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaMemsetAsync(hits_, 0, sizeof(unsigned long long), compute_));
     const int64_t chunk = std::min(kEvalChunk, max_rows_);
     const Shard mine = shard_of(data_.n, rank_, world_size_);  // each rank evaluates a slice
-    for (int64_t r0 = mine.begin; r0 < mine.end; r0 += chunk) {
-      const int64_t cnt = std::min(chunk, mine.end - r0);
+    // ... which is consecutive among the rows it holds.
+    const int64_t first = mine.end > mine.begin ? data_.local_row(mine.begin) : 0;
+    const int64_t last = first + (mine.end - mine.begin);
+    for (int64_t r0 = first; r0 < last; r0 += chunk) {
+      const int64_t cnt = std::min(chunk, last - r0);
       const Batch b = contiguous(r0);
       forward(b.x, cnt);
       loss(b, cnt, cnt, nullptr, sum, hits_);
@@ -340,7 +347,7 @@ class CudaTrainer final : public Trainer {
     const ModelSpec& m = opt_.model;
     int64_t floats = 3 * layout_.total + 2 * max_rows_ * m.max_width() + 2 * max_rows_ * (data_.d + data_.o);
     for (size_t l = 1; l < m.layers.size(); ++l) floats += max_rows_ * m.layers[l];
-    if (opt_.data_on_device) floats += data_.n * (data_.d + data_.o);
+    if (opt_.data_on_device) floats += data_.held_rows() * (data_.d + data_.o);
     const int64_t bytes = floats * 4 + data_.n * 8;
     size_t free_b = 0, total_b = 0;
     TB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -366,24 +373,26 @@ class CudaTrainer final : public Trainer {
     needs_upload_ = false;
   }
 
-  // Rows from r0 on, read in place from the (device or mapped) dataset.
+  // Held rows from r0 on, read in place from the (device or mapped) dataset.
   Batch contiguous(int64_t r0) const { return rows_from(xd_, yd_, ld_, r0, data_.d, data_.o); }
 
-  // Writes batch rows into staging buffer i on `stream`: a gather (shuffled) or one copy.
+  // Writes the rows at order positions [begin, begin + count) into staging buffer i
+  // on `stream`: a gather (shuffled) or one copy of consecutive rows.
   void fill(int i, int64_t begin, int64_t count, bool shuffled, cudaStream_t stream) {
     const int64_t D = data_.d, O = data_.o;
+    const int64_t r0 = shuffled ? 0 : host_order_[begin];
     if (shuffled) {
       cuda::gather_rows(xd_, order_ + begin, count, D, xb_[i], stream);
       if (ld_) cuda::gather_labels(ld_, order_ + begin, count, lb_[i], stream);
       else cuda::gather_rows(yd_, order_ + begin, count, O, yb_[i], stream);
     } else {
-      TB_CUDA_CHECK(cudaMemcpyAsync(xb_[i], xd_ + begin * D, static_cast<size_t>(count * D) * sizeof(float),
+      TB_CUDA_CHECK(cudaMemcpyAsync(xb_[i], xd_ + r0 * D, static_cast<size_t>(count * D) * sizeof(float),
                                     cudaMemcpyDefault, stream));
       if (ld_) {
-        TB_CUDA_CHECK(cudaMemcpyAsync(lb_[i], ld_ + begin, static_cast<size_t>(count) * sizeof(int32_t),
+        TB_CUDA_CHECK(cudaMemcpyAsync(lb_[i], ld_ + r0, static_cast<size_t>(count) * sizeof(int32_t),
                                       cudaMemcpyDefault, stream));
       } else {
-        TB_CUDA_CHECK(cudaMemcpyAsync(yb_[i], yd_ + begin * O, static_cast<size_t>(count * O) * sizeof(float),
+        TB_CUDA_CHECK(cudaMemcpyAsync(yb_[i], yd_ + r0 * O, static_cast<size_t>(count * O) * sizeof(float),
                                       cudaMemcpyDefault, stream));
       }
     }
@@ -401,7 +410,7 @@ class CudaTrainer final : public Trainer {
   // the device into staging buffer 0 (a graphed step always reads buffer 0).
   Batch device_batch(const EpochPlan& plan, int64_t begin, int64_t count, bool shuffled) {
     const bool graphed = opt_.cuda_graph && count == plan.batch;
-    if (!shuffled && !graphed) return contiguous(begin);
+    if (!shuffled && !graphed) return contiguous(host_order_[begin]);
     fill(0, begin, count, shuffled, compute_);
     return staged(0);
   }
@@ -550,7 +559,8 @@ class CudaTrainer final : public Trainer {
   float* xd_ = nullptr;     // dataset X on the device, or the mapped view of the host copy
   float* yd_ = nullptr;
   int32_t* ld_ = nullptr;
-  int64_t* order_ = nullptr;
+  int64_t* order_ = nullptr;            // the epoch's order on the device (gathers)
+  const int64_t* host_order_ = nullptr;  // the same on the host, for the current epoch
   double* step_loss_ = nullptr;  // [max_steps_] per-step sums, then eval sum, then graph scratch
   double* step_loss_host_ = nullptr;
   unsigned long long* hits_ = nullptr;

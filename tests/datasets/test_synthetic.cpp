@@ -238,5 +238,46 @@ TEST(Synthetic, InvalidSpecsThrow) {
   EXPECT_NO_THROW(generate_rows(s, 4, 4, nullptr, nullptr, nullptr));  // empty range writes nothing
 }
 
+// A DDP rank's subset: row i of make_synthetic_rows is bitwise row ids[i] of the whole,
+// for both tasks, and local_row maps back (or refuses a row not held).
+TEST(Synthetic, SubsetRowsAreBitwiseTheRowsOfTheWhole) {
+  for (const char* kind : {"synthetic-regression", "synthetic-classification"}) {
+    const DatasetSpec s = spec_of(kind, 257, 9, 4, 11);
+    const Dataset whole = make_synthetic(s);
+    const std::vector<int64_t> ids = {0, 3, 4, 17, 128, 200, 256};
+    const Dataset part = make_synthetic_rows(s, ids);
+    ASSERT_TRUE(part.subset);
+    EXPECT_EQ(part.n, 257);
+    EXPECT_EQ(part.held_rows(), 7);
+    EXPECT_EQ(part.description, whole.description);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const int64_t r = ids[i];
+      EXPECT_EQ(part.local_row(r), static_cast<int64_t>(i));
+      EXPECT_EQ(0, std::memcmp(&part.x[i * 9], &whole.x[r * 9], 9 * sizeof(float))) << kind << " row " << r;
+      if (part.task == Task::kRegression) {
+        EXPECT_EQ(0, std::memcmp(&part.y[i * 4], &whole.y[r * 4], 4 * sizeof(float))) << kind << " row " << r;
+      } else {
+        EXPECT_EQ(part.labels[i], whole.labels[r]) << kind << " row " << r;
+      }
+    }
+    EXPECT_THROW(part.local_row(5), std::out_of_range);
+    EXPECT_THROW(part.local_row(257), std::out_of_range);
+    EXPECT_EQ(whole.local_row(5), 5);
+    EXPECT_THROW(whole.local_row(-1), std::out_of_range);
+  }
+}
+
+TEST(Synthetic, SubsetRowsMustBeAscendingDistinctAndInRange) {
+  const DatasetSpec s = spec_of("synthetic-regression", 10, 3, 1, 1);
+  EXPECT_THROW(make_synthetic_rows(s, {3, 2}), std::invalid_argument);
+  EXPECT_THROW(make_synthetic_rows(s, {2, 2}), std::invalid_argument);
+  EXPECT_THROW(make_synthetic_rows(s, {-1}), std::invalid_argument);
+  EXPECT_THROW(make_synthetic_rows(s, {10}), std::invalid_argument);
+  const Dataset none = make_synthetic_rows(s, {});  // a rank may read no row at all
+  EXPECT_TRUE(none.subset);
+  EXPECT_EQ(none.held_rows(), 0);
+  EXPECT_TRUE(none.x.empty());
+}
+
 }  // namespace
 }  // namespace tb

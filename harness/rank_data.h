@@ -1,0 +1,40 @@
+// harness/rank_data.h — the rows a process holds. Single-process backends hold the
+// whole dataset. A DDP rank with synthetic data generates only the rows it reads
+// (datasets are counter-based, so nothing is sent): its positions of every global
+// batch (ddp_plan.h rank_positions) in every epoch order the run visits, plus its
+// evaluation slice shard_of(N, rank, world). File datasets are read whole by every rank.
+// Without shuffling a rank holds about N / world rows; with E shuffled epochs it
+// holds the union of its E shards, about N (1 - (1 - 1/world)^E).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "harness/run_config.h"
+
+namespace tb {
+
+// The row orders a run visits (datasets/shuffle.h): one per epoch with --shuffle,
+// else the identity once; epoch e (warm-up epochs counted from 0 too) uses
+// orders[e % orders.size()]. n: the dataset's rows.
+std::vector<std::vector<int64_t>> epoch_orders(const RunConfig& c, int64_t n);
+
+// The dataset rows rank `rank` of `world` reads over those orders and in evaluation,
+// ascending and distinct. c.data.n must hold the dataset's rows.
+std::vector<int64_t> rows_read_by_rank(const RunConfig& c, int rank, int world);
+
+// The data this process needs: a subset (make_synthetic_rows) for a synthetic dataset
+// and world > 1, else load_dataset(c.data). Throws as load_dataset does.
+Dataset load_rank_dataset(const RunConfig& c, int rank, int world);
+
+// Rewrites an order of dataset rows into indices of the held rows (-1 for a row not
+// held). A dataset holding every row leaves the order as it is.
+void to_local_rows(const Dataset& data, std::vector<int64_t>* order);
+
+// "" when rank `rank` of `world` holds every row it reads in these (local) orders, else
+// a one-line reason naming the rank, epoch order and position.
+std::string missing_rows(const RunConfig& c, const std::vector<std::vector<int64_t>>& local_orders, int rank, int world);
+
+}  // namespace tb
