@@ -27,7 +27,29 @@ void for_each_rank_range(const RunConfig& c, int rank, int world, Fn fn) {
   }
 }
 
+// Calls fn(begin, end) for the dataset rows [begin, end) rank evaluates, ascending.
+template <class Fn>
+void for_each_eval_range(int64_t n, int64_t batch, int rank, int world, Fn fn) {
+  for (int64_t b = 0; b < n; b += batch) {
+    const Shard s = shard_of(std::min(batch, n - b), rank, world);
+    if (s.end > s.begin) fn(b + s.begin, b + s.end);
+  }
+}
+
 }  // namespace
+
+std::vector<Shard> eval_ranges(const Dataset& data, int64_t batch, int rank, int world) {
+  std::vector<Shard> out;
+  for_each_eval_range(data.n, batch, rank, world, [&](int64_t b, int64_t e) {
+    const int64_t first = data.local_row(b);  // a held range is consecutive among the held rows
+    if (!out.empty() && out.back().end == first) {
+      out.back().end = first + (e - b);
+    } else {
+      out.push_back(Shard{first, first + (e - b)});
+    }
+  });
+  return out;
+}
 
 std::vector<std::vector<int64_t>> epoch_orders(const RunConfig& c, int64_t n) {
   const int64_t count = c.shuffle ? std::max<int64_t>(c.epochs, 1) : 1;
@@ -44,8 +66,9 @@ std::vector<int64_t> rows_read_by_rank(const RunConfig& c, int rank, int world) 
       for (int64_t p = b; p < e; ++p) read[static_cast<size_t>(order[static_cast<size_t>(p)])] = 1;
     });
   }
-  const Shard eval = shard_of(n, rank, world);
-  std::fill(read.begin() + eval.begin, read.begin() + eval.end, 1);
+  for_each_eval_range(n, c.batch, rank, world, [&](int64_t b, int64_t e) {
+    std::fill(read.begin() + b, read.begin() + e, 1);
+  });
   std::vector<int64_t> rows;
   for (int64_t r = 0; r < n; ++r) {
     if (read[static_cast<size_t>(r)]) rows.push_back(r);

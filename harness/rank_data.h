@@ -1,8 +1,8 @@
 // harness/rank_data.h — the rows a process holds. Single-process backends hold the
 // whole dataset. A DDP rank with synthetic data generates only the rows it reads
 // (datasets are counter-based, so nothing is sent): its positions of every global
-// batch (ddp_plan.h rank_positions) in every epoch order the run visits, plus its
-// evaluation slice shard_of(N, rank, world). File datasets are read whole by every rank.
+// batch (ddp_plan.h rank_positions) in every epoch order the run visits, plus the
+// rows it evaluates (eval_ranges). File datasets are read whole by every rank.
 // Without shuffling a rank holds about N / world rows; with E shuffled epochs it
 // holds the union of its E shards, about N (1 - (1 - 1/world)^E).
 #pragma once
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "harness/ddp_plan.h"
 #include "harness/run_config.h"
 
 namespace tb {
@@ -32,6 +33,12 @@ Dataset load_rank_dataset(const RunConfig& c, int rank, int world);
 // Rewrites an order of dataset rows into indices of the held rows (-1 for a row not
 // held). A dataset holding every row leaves the order as it is.
 void to_local_rows(const Dataset& data, std::vector<int64_t>* order);
+
+// The rows rank `rank` of `world` evaluates: its shard (shard_of) of each batch-sized
+// chunk [s * batch, min((s + 1) * batch, n)) of the dataset — every row exactly once
+// over the ranks, and without shuffling the very rows it trains on. Returned as
+// ranges of held-row indices (x/y/labels), adjacent ones merged, ascending.
+std::vector<Shard> eval_ranges(const Dataset& data, int64_t batch, int rank, int world);
 
 // "" when rank `rank` of `world` holds every row it reads in these (local) orders, else
 // a one-line reason naming the rank, epoch order and position.

@@ -19,6 +19,7 @@
 #include "harness/cpu_model.h"
 #include "harness/cpu_trainer_base.h"
 #include "harness/ddp_plan.h"
+#include "harness/rank_data.h"
 #include "kernels/cpu/elementwise.h"
 
 namespace tb {
@@ -87,16 +88,18 @@ class CpuDdpTrainer final : public StepTrainer {
     return StepTrainer::train_epoch(plan, on_step);
   }
 
-  // Each rank evaluates a slice of the rows; sums are combined. Also checks that
+  // Each rank evaluates its rows (rank_data.h eval_ranges); sums are combined. Also checks that
   // every rank ended with the same parameters.
   EvalResult evaluate() override {
     omp_set_num_threads(opt_.threads);
-    const Shard s = shard_of(data_.n, comm_->rank(), comm_->size());
     double loss_sum = 0;
     int64_t hits = 0;
-    if (s.end > s.begin) {  // a held slice is consecutive in what this rank holds
-      const int64_t first = data_.local_row(s.begin);
-      model_.evaluate_rows(first, first + (s.end - s.begin), &loss_sum, &hits);
+    for (const Shard& r : eval_ranges(data_, opt_.batch, comm_->rank(), comm_->size())) {
+      double l = 0;
+      int64_t h = 0;
+      model_.evaluate_rows(r.begin, r.end, &l, &h);
+      loss_sum += l;
+      hits += h;
     }
     double sums[2] = {loss_sum, static_cast<double>(hits)};
     comm_->allreduce_sum(sums, 2);

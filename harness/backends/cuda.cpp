@@ -26,6 +26,7 @@
 #include "harness/backends/cuda_upload.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
+#include "harness/rank_data.h"
 #include "harness/transfer_schedule.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/elementwise.h"
@@ -310,15 +311,14 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), compute_));
     TB_CUDA_CHECK(cudaMemsetAsync(hits_, 0, sizeof(unsigned long long), compute_));
     const int64_t chunk = std::min(kEvalChunk, max_rows_);
-    const Shard mine = shard_of(data_.n, rank_, world_size_);  // each rank evaluates a slice
-    // ... which is consecutive among the rows it holds.
-    const int64_t first = mine.end > mine.begin ? data_.local_row(mine.begin) : 0;
-    const int64_t last = first + (mine.end - mine.begin);
-    for (int64_t r0 = first; r0 < last; r0 += chunk) {
-      const int64_t cnt = std::min(chunk, last - r0);
-      const Batch b = contiguous(r0);
-      forward(b.x, cnt);
-      loss(b, cnt, cnt, nullptr, sum, hits_);
+    // Each rank evaluates its rows (rank_data.h): one range of held rows when unshuffled.
+    for (const Shard& mine : eval_ranges(data_, opt_.batch, rank_, world_size_)) {
+      for (int64_t r0 = mine.begin; r0 < mine.end; r0 += chunk) {
+        const int64_t cnt = std::min(chunk, mine.end - r0);
+        const Batch b = contiguous(r0);
+        forward(b.x, cnt);
+        loss(b, cnt, cnt, nullptr, sum, hits_);
+      }
     }
     double loss_sum = 0;
     unsigned long long hits = 0;

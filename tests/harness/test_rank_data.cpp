@@ -33,14 +33,39 @@ RunConfig config(int64_t n, int64_t batch, bool shuffle, int64_t epochs) {
   return c;
 }
 
-TEST(RankData, UnshuffledRanksHoldTheirShardsAndEvaluationSliceOnly) {
+TEST(RankData, UnshuffledRanksHoldTheirShardsOnlyAndEvaluateThem) {
   // 10 rows, batch 4, 3 ranks: batches [0,4) [4,8) [8,10); shards of 4 are 2+1+1 rows,
-  // of 2 are 1+1+0; evaluation slices of 10 are [0,4) [4,7) [7,10).
-  const RunConfig c = config(10, 4, false, 2);
-  EXPECT_EQ(rows_read_by_rank(c, 0, 3), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 8}));
-  EXPECT_EQ(rows_read_by_rank(c, 1, 3), (std::vector<int64_t>{2, 4, 5, 6, 9}));
-  EXPECT_EQ(rows_read_by_rank(c, 2, 3), (std::vector<int64_t>{3, 7, 8, 9}));
-  EXPECT_EQ(rows_read_by_rank(c, 0, 1).size(), 10u);
+  // of 2 are 1+1+0. A rank evaluates the same cut of the rows, so it holds nothing more.
+  for (bool drop_last : {false, true}) {  // the dropped tail [8,10) is still evaluated
+    RunConfig c = config(10, 4, false, 2);
+    c.drop_last = drop_last;
+    EXPECT_EQ(rows_read_by_rank(c, 0, 3), (std::vector<int64_t>{0, 1, 4, 5, 8}));
+    EXPECT_EQ(rows_read_by_rank(c, 1, 3), (std::vector<int64_t>{2, 6, 9}));
+    EXPECT_EQ(rows_read_by_rank(c, 2, 3), (std::vector<int64_t>{3, 7}));
+    EXPECT_EQ(rows_read_by_rank(c, 0, 1).size(), 10u);
+    // ... and evaluates all it holds, as one range of held rows.
+    for (int rank = 0; rank < 3; ++rank) {
+      const Dataset d = load_rank_dataset(c, rank, 3);
+      const std::vector<Shard> ev = eval_ranges(d, 4, rank, 3);
+      ASSERT_EQ(ev.size(), 1u) << rank;
+      EXPECT_EQ(ev[0].begin, 0);
+      EXPECT_EQ(ev[0].end, d.held_rows());
+    }
+  }
+}
+
+TEST(RankData, EvaluationCoversEveryRowOnceOverTheRanks) {
+  for (int world : {1, 2, 3, 5}) {
+    const RunConfig c = config(203, 26, true, 2);
+    std::vector<int> seen(203, 0);
+    for (int rank = 0; rank < world; ++rank) {
+      const Dataset d = load_rank_dataset(c, rank, world);
+      for (const Shard& r : eval_ranges(d, 26, rank, world)) {
+        for (int64_t l = r.begin; l < r.end; ++l) ++seen[d.subset ? d.row_ids[l] : l];
+      }
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 203) << world;
+  }
 }
 
 TEST(RankData, ShuffledRanksHoldExactlyTheRowsTheirShardsVisit) {
@@ -61,8 +86,10 @@ TEST(RankData, ShuffledRanksHoldExactlyTheRowsTheirShardsVisit) {
             for (int64_t p = b + s.begin; p < b + s.end; ++p) expect.insert(order[p]);
           }
         }
-        const Shard ev = shard_of(203, rank, world);
-        for (int64_t r = ev.begin; r < ev.end; ++r) expect.insert(r);
+        for (int64_t b = 0; b < 203; b += 26) {  // the rows it evaluates
+          const Shard s = shard_of(std::min<int64_t>(26, 203 - b), rank, world);
+          for (int64_t r = b + s.begin; r < b + s.end; ++r) expect.insert(r);
+        }
         const std::vector<int64_t> got = rows_read_by_rank(c, rank, world);
         EXPECT_EQ(got, std::vector<int64_t>(expect.begin(), expect.end())) << world << "/" << rank;
         EXPECT_LT(got.size(), 203u) << "a rank of " << world << " should not hold every row";

@@ -104,7 +104,7 @@ std::string csv_field(const std::string& path, const std::string& name) {
 TEST(CpuDdp, RanksHoldingOnlyTheirRowsMatchReferenceUnshuffledWithDropLastAndLongWarmup) {
   // Each rank generates only the rows it reads (harness/rank_data.h): here, without
   // shuffling, about a third of them; warm-up epochs beyond --epochs reuse the orders,
-  // and the evaluation slice (203 rows over 3 ranks) is held too.
+  // and the rows --drop-last leaves out are still evaluated (by the ranks' shards).
   const std::string w = " --model mlp --layers 12,20,4 --samples 203 --batch 26 --epochs 1 --warmup 2 --reps 1 "
                         "--lr 0.2 --drop-last --threads 1 --comm-timeout 5";
   auto run = [&](const std::string& prefix, const std::string& backend, const std::string& name) {
