@@ -511,6 +511,14 @@ class CudaTrainer final : public Trainer {
     double* scratch = step_loss_ + max_steps_ + 1;
     cudaGraphExec_t& exec = graph_exec_[buf];
     if (!exec) {
+      // One eager forward + loss + backward first (as PyTorch advises before capture):
+      // every kernel is loaded and cuBLAS has chosen and set up its algorithms for
+      // these shapes before the capture begins, so nothing capture-unsafe happens
+      // inside it. It writes only scratch (activations, deltas, gradients, the scratch
+      // loss, which the graph zeroes again); the parameters change only in replays.
+      forward(b.x, count);
+      loss(b, count, count, delta_, scratch, nullptr);
+      backward(b.x, count);
       cudaGraph_t graph = nullptr;
       TB_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
       TB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(double), compute_));
