@@ -19,8 +19,10 @@ loss (and accuracy) over the whole set and the sum of the parameters.
 Usage:
   pytorch_train.py EXPORT_DIR --results RESULTS.csv [--threads 1,all] [--devices auto]
                    [--warmup W] [--reps R] [--run-id ID] [--save-params FILE]
-  torchrun --standalone --nproc_per_node N pytorch_train.py EXPORT_DIR --results RESULTS.csv
-                   --devices ddp [--ddp-backend gloo|nccl] [--threads T] ...
+  torchrun --nnodes 1 --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:PORT --nproc_per_node N
+           pytorch_train.py EXPORT_DIR --results RESULTS.csv --devices ddp
+           [--ddp-backend gloo|nccl] [--threads T] ...
+  (PORT: any free local port; run_peers.py picks one per launch)
 Exit codes: 0 rows written (ok or skipped); 1 a run failed (its row says why);
 2 bad input (one line on stderr, nothing written).
 

@@ -120,7 +120,12 @@ def test_run_peers_plans_ddp_runs_from_the_suite_entry():
     assert len(runs) == 2  # no torch-cpu run: the entry runs no cpu-omp
     for n, cmd in zip((1, 2), runs):
         assert cmd[cmd.index("--nproc_per_node") + 1] == str(n)
-        assert "--standalone" in cmd and cmd[cmd.index("--no_python") + 1] == "/usr/bin/python3"
+        assert cmd[cmd.index("--no_python") + 1] == "/usr/bin/python3"
+        # Its own rendezvous on a free local port, not --standalone's fixed 29400.
+        assert "--standalone" not in cmd and cmd[cmd.index("--nnodes") + 1] == "1"
+        assert cmd[cmd.index("--rdzv_backend") + 1] == "c10d"
+        host, port = cmd[cmd.index("--rdzv_endpoint") + 1].split(":")
+        assert host == "127.0.0.1" and 0 < int(port) < 65536
         assert cmd[cmd.index(script) + 1:] == ["--threads", "1", "--devices", "ddp", "--ddp-backend", "gloo"]
     _, lists = run_peers.split_flags("--backends cpu-ddp".split())
     (cmd,) = run_peers.peer_runs(Args, ["cpu-ddp"], lists, None)
