@@ -19,8 +19,10 @@ loss (and accuracy) over the whole set and the sum of the parameters.
 Usage:
   pytorch_train.py EXPORT_DIR --results RESULTS.csv [--threads 1,all] [--devices auto]
                    [--warmup W] [--reps R] [--run-id ID] [--save-params FILE]
-  torchrun --standalone --nproc_per_node N pytorch_train.py EXPORT_DIR --results RESULTS.csv
-                   --devices ddp [--ddp-backend gloo|nccl] [--threads T] ...
+  torchrun --nnodes 1 --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:PORT --nproc_per_node N
+           pytorch_train.py EXPORT_DIR --results RESULTS.csv --devices ddp
+           [--ddp-backend gloo|nccl] [--threads T] ...
+  (PORT: any free local port; run_peers.py picks one per launch)
 Exit codes: 0 rows written (ok or skipped); 1 a run failed (its row says why);
 2 bad input (one line on stderr, nothing written).
 
@@ -287,42 +289,54 @@ class Trainer:
                                         weight_decay=self.w["weight_decay"])
         self.phases = dict(transfer_s=0.0, forward_s=0.0, backward_s=0.0, optimizer_s=0.0)
 
+    def sgd_step(self, order, r0, r1, loss_fn, scale=None):
+        """One SGD step on rows [r0, r1) of the epoch (positions in `order`, or the rows
+        themselves without one): loss_fn(output, target), times `scale` when given,
+        backward, optimizer step. Adds the step's transfer / forward / backward /
+        optimizer times to self.phases (on the CPU only: per-phase clocks on CUDA would
+        need a device sync per phase) and returns the loss tensor."""
+        pc = time.perf_counter
+        t0 = pc()
+        if order is None:
+            xb, yb = self.x[r0:r1], self.y[r0:r1]
+        else:
+            idx = order[r0:r1]
+            xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
+        t1 = pc()
+        loss = loss_fn(self.net(xb), yb)
+        if scale is not None:
+            loss = loss * scale
+        t2 = pc()
+        loss.backward()  # under DDP this includes the bucketed all-reduce, overlapped with it
+        t3 = pc()
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        t4 = pc()
+        if not self.cuda:
+            ph = self.phases
+            ph["transfer_s"] += t1 - t0
+            ph["forward_s"] += t2 - t1
+            ph["backward_s"] += t3 - t2
+            ph["optimizer_s"] += t4 - t3
+        return loss
+
     def train_epoch(self, epoch):
         """One epoch over the batches of `epoch`'s order; returns (mean step loss, first
         non-finite step or -1)."""
-        torch, pc = self.torch, time.perf_counter
+        torch = self.torch
         B, rows = self.w["batch"], self.w["rows_per_epoch"]
         order = None if self.orders is None else self.orders[epoch % len(self.orders)]
-        ph, losses = self.phases, []
-        timed = not self.cuda  # per-phase clocks would need a device sync per phase
+        losses = []
         for s in range(self.w["batches_per_epoch"]):
             b0 = s * B
-            b1 = min(b0 + B, rows)
-            t0 = pc()
-            if order is None:
-                xb, yb = self.x[b0:b1], self.y[b0:b1]
+            loss = self.sgd_step(order, b0, min(b0 + B, rows), self.loss_fn)
+            if self.cuda:
+                losses.append(loss.detach())
             else:
-                idx = order[b0:b1]
-                xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
-            t1 = pc()
-            loss = self.loss_fn(self.net(xb), yb)
-            t2 = pc()
-            loss.backward()
-            t3 = pc()
-            self.opt.step()
-            self.opt.zero_grad(set_to_none=True)
-            t4 = pc()
-            if timed:
-                ph["transfer_s"] += t1 - t0
-                ph["forward_s"] += t2 - t1
-                ph["backward_s"] += t3 - t2
-                ph["optimizer_s"] += t4 - t3
                 v = loss.item()
                 if not math.isfinite(v):
                     return 0.0, s
                 losses.append(v)
-            else:
-                losses.append(loss.detach())
         if self.cuda:
             losses = torch.stack(losses).double().cpu().tolist()  # one sync per epoch
             for s, v in enumerate(losses):
@@ -451,22 +465,14 @@ class DdpTrainer(Trainer):
         """One epoch on this rank's shards; returns (mean over steps of the global-batch
         loss, first non-finite step or -1). The step losses are summed over ranks once,
         after the epoch (one collective per epoch, not per step)."""
-        torch, pc = self.torch, time.perf_counter
+        torch = self.torch
         B, rows, world = self.w["batch"], self.w["rows_per_epoch"], self.world
         order = None if self.orders is None else self.orders[epoch % len(self.orders)]
-        ph, losses = self.phases, []
-        timed = not self.cuda
+        losses = []
         for s in range(self.w["batches_per_epoch"]):
             b0 = s * B
             count = min(b0 + B, rows) - b0  # the global batch (a short last batch: fewer rows)
             r0, r1 = shard_of(count, self.rank, world)
-            t0 = pc()
-            if order is None:
-                xb, yb = self.x[b0 + r0:b0 + r1], self.y[b0 + r0:b0 + r1]
-            else:
-                idx = order[b0 + r0:b0 + r1]
-                xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
-            t1 = pc()
             # DDP *averages* the ranks' gradients (sum / world). For that average to be
             # the gradient of the global-batch mean loss (1/count) * sum over all rows,
             # each rank's loss is its shard's mean scaled by local_rows * world / count,
@@ -474,18 +480,7 @@ class DdpTrainer(Trainer):
             # not a multiple of world, or a rank with no rows: its sum is 0 and its
             # gradient zero). Summed over ranks and divided by world, these losses are
             # the global-batch mean loss, which is what the curve records.
-            loss = self.sum_loss(self.net(xb), yb) * (world / (count * self.per_row))
-            t2 = pc()
-            loss.backward()  # includes DDP's bucketed all-reduce, overlapped with backward
-            t3 = pc()
-            self.opt.step()
-            self.opt.zero_grad(set_to_none=True)
-            t4 = pc()
-            if timed:
-                ph["transfer_s"] += t1 - t0
-                ph["forward_s"] += t2 - t1
-                ph["backward_s"] += t3 - t2
-                ph["optimizer_s"] += t4 - t3
+            loss = self.sgd_step(order, b0 + r0, b0 + r1, self.sum_loss, world / (count * self.per_row))
             losses.append(loss.detach())
         if not losses:
             return 0.0, -1
@@ -600,7 +595,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
                 "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if cuda else 0),
                 "status": "ok",
             })
-            if cuda:  # no per-phase clocks on the GPU (see Trainer.train_epoch)
+            if cuda:  # no per-phase clocks on the GPU (see Trainer.sgd_step)
                 for k in ("transfer_s", "forward_s", "backward_s", "optimizer_s"):
                     row[k] = ""
             results.append(row)

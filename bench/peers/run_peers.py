@@ -8,9 +8,12 @@ remove the export.
 
 torch-ddp: every entry that runs cpu-ddp is also trained by torch
 DistributedDataParallel over gloo on the CPU, one process per rank launched with
-`torchrun --standalone --nproc_per_node N --no_python PYTHON pytorch_train.py ...
---devices ddp` (or `PYTHON -m torch.distributed.run ...` when torchrun is not on
-PATH), at the entry's --world-sizes (else 2) and the last of its --threads. Every
+`torchrun --nnodes 1 --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:PORT
+--nproc_per_node N --no_python PYTHON pytorch_train.py ... --devices ddp` (or
+`PYTHON -m torch.distributed.run ...` when torchrun is not on PATH), at the entry's
+--world-sizes (else 2) and the last of its --threads. PORT is a free local port
+picked just before each launch (not --standalone's fixed 29400), so peer runs on
+one machine at the same time do not share a rendezvous store. Every
 entry that runs cuda-ddp is trained the same way over nccl, one GPU per rank, when
 PyTorch sees enough GPUs; otherwise pytorch_train.py writes a `skipped:` torch-ddp
 row (no torchrun launch).
@@ -28,8 +31,10 @@ import functools
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST_FLAGS = {"--backend", "--backends", "--threads", "--world-sizes"}  # not export flags
@@ -76,14 +81,29 @@ def split_flags(tokens):
     return keep, lists
 
 
+def free_port():
+    """A TCP port free on 127.0.0.1 now: the kernel's pick for a socket bound to port 0,
+    closed again. (Another process could take it before torchrun binds it; the window is
+    the launch's start-up.)"""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def launcher(python, nproc):
     """torchrun (Debian's python3-torch installs /usr/bin/torchrun), else the module."""
     torchrun = shutil.which("torchrun")
     head = [torchrun] if torchrun else [python, "-m", "torch.distributed.run"]
+    # One node with its own c10d rendezvous store on a free local port. --standalone is
+    # the same but always on port 29400: a second launch on the machine then joins the
+    # first's store as a client and fails when the first launch exits. A fresh id per
+    # launch, as --standalone assigns (torch 1.13 spells these flags with underscores).
+    rdzv = ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{free_port()}",
+            "--rdzv_id", str(uuid.uuid4())]
     # `-r 1 -t 1` (ranks' stdout to a log file and tee'd here, prefixed with the rank):
     # torch 1.13's default `-r 0` fails on Python 3.11 (Std.from_str("0") is None because
     # 3.11 no longer iterates an IntFlag's zero member; 'NoneType' object has no attribute 'get').
-    return [*head, "--standalone", "--nproc_per_node", str(nproc), "-r", "1", "-t", "1",
+    return [*head, *rdzv, "--nproc_per_node", str(nproc), "-r", "1", "-t", "1",
             "--no_python", python]
 
 
@@ -162,6 +182,8 @@ def main(argv):
                 script = cmd.index(os.path.join(HERE, "pytorch_train.py"))
                 cmd = [*cmd[:script + 1], export_dir, "--results", csv_path, *cmd[script + 1:]]
                 env = None
+                if "--rdzv_endpoint" in cmd:  # the port planned with the entry may be taken by now
+                    cmd[cmd.index("--rdzv_endpoint") + 1] = f"127.0.0.1:{free_port()}"
                 if "--no_python" in cmd:  # torchrun would set OMP_NUM_THREADS=1 and warn
                     t = cmd[cmd.index("--threads") + 1] if "--threads" in cmd else "1"
                     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", t))

@@ -9,11 +9,16 @@ has a short last batch split unevenly over the ranks (257 rows, batch 50: 7 rows
 4 + 3), shuffling, momentum and weight decay.
 
 torch-dp needs 2 GPUs; without them it writes a `skipped:` row saying why.
+
+Two torch-ddp launches on one machine at the same time (each with its own
+rendezvous port) both finish and write their rows.
 """
 
 import os
 import shutil
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -120,7 +125,12 @@ def test_run_peers_plans_ddp_runs_from_the_suite_entry():
     assert len(runs) == 2  # no torch-cpu run: the entry runs no cpu-omp
     for n, cmd in zip((1, 2), runs):
         assert cmd[cmd.index("--nproc_per_node") + 1] == str(n)
-        assert "--standalone" in cmd and cmd[cmd.index("--no_python") + 1] == "/usr/bin/python3"
+        assert cmd[cmd.index("--no_python") + 1] == "/usr/bin/python3"
+        # Its own rendezvous on a free local port, not --standalone's fixed 29400.
+        assert "--standalone" not in cmd and cmd[cmd.index("--nnodes") + 1] == "1"
+        assert cmd[cmd.index("--rdzv_backend") + 1] == "c10d"
+        host, port = cmd[cmd.index("--rdzv_endpoint") + 1].split(":")
+        assert host == "127.0.0.1" and 0 < int(port) < 65536
         assert cmd[cmd.index(script) + 1:] == ["--threads", "1", "--devices", "ddp", "--ddp-backend", "gloo"]
     _, lists = run_peers.split_flags("--backends cpu-ddp".split())
     (cmd,) = run_peers.peer_runs(Args, ["cpu-ddp"], lists, None)
@@ -128,3 +138,42 @@ def test_run_peers_plans_ddp_runs_from_the_suite_entry():
     _, lists = run_peers.split_flags("--backends reference,cpu-omp --threads 1,all".split())
     (cmd,) = run_peers.peer_runs(Args, ["reference", "cpu-omp"], lists, None)
     assert "--no_python" not in cmd and cmd[cmd.index("--devices") + 1] == "auto"
+
+
+def test_two_torch_ddp_peer_runs_at_once(tmp_path, trainbench, torch, gloo):
+    """Two run_peers.py torch-ddp runs overlapping on one machine both succeed. With
+    `torchrun --standalone` both rendezvous on port 29400: the later launch finds the port
+    taken, joins the earlier launch's store as a client, and fails (RendezvousConnectionError)
+    once the earlier launch exits while it still runs. So the short run starts first and the
+    long one outlasts it by more than torchrun's 5 s monitor interval."""
+    flags = {"short": FLAGS + ["--warmup", "0", "--reps", "1"],
+             "long": FLAGS + ["--warmup", "0", "--reps", "1", "--epochs", "600"]}
+    procs = {}
+    for name, f in flags.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "t.suite").write_text(f"{name}: {' '.join(f)} --backends cpu-ddp --world-sizes 2 --threads 1\n")
+        run([trainbench, "run", "--backend", "reference", *f, "--epochs", "1", "--out", folder / "results.csv"])
+    t0 = time.monotonic()
+    for name in flags:
+        folder = tmp_path / name
+        procs[name] = subprocess.Popen(
+            [sys.executable, os.path.join(PEERS, "run_peers.py"), "--suite", folder / "t.suite",
+             "--results", folder, "--trainbench", trainbench, "--devices", "ddp"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if name == "short":
+            time.sleep(2)  # let the short run's torchrun open its rendezvous store first
+    outs = {}
+    try:
+        for name, p in procs.items():
+            outs[name] = p.communicate(timeout=120)[0]
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    print(f"both runs done in {time.monotonic() - t0:.1f} s")
+    for name, p in procs.items():
+        assert p.returncode == 0, f"{name} run exited {p.returncode}:\n{outs[name][-3000:]}"
+        ddp = [r for r in rows(tmp_path / name / "results.csv") if r["backend"] == "torch-ddp"]
+        assert [(r["status"], r["world_size"], r["workload"]) for r in ddp] == [("ok", "2", name)], outs[name]
