@@ -39,6 +39,12 @@ bool shards_in_place(const std::vector<int64_t>& order, int64_t batch, int64_t n
   return true;
 }
 
+std::string one_gpu_per_rank_shortfall(int gpus, int ranks) {
+  if (ranks <= gpus) return "";
+  return "needs " + std::to_string(ranks) + " GPUs on this node, one per rank (found " + std::to_string(gpus) +
+         "; two NCCL ranks on one GPU are not supported)";
+}
+
 std::vector<Bucket> plan_buckets(const ParamLayout& layout, int64_t bucket_bytes) {
   std::vector<Bucket> buckets;
   Bucket cur;

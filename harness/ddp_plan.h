@@ -34,6 +34,10 @@ Shard rank_positions(int64_t rows, int rank, int world, bool deterministic);
 bool shards_in_place(const std::vector<int64_t>& order, int64_t batch, int64_t num_batches, int64_t rows, int rank,
                      int world);
 
+// cuda-ddp takes one GPU per rank: "" when `gpus` GPUs can hold `ranks` ranks on one
+// node, else why not ("needs N GPUs, one per rank, found M"), for a skipped row.
+std::string one_gpu_per_rank_shortfall(int gpus, int ranks);
+
 // A contiguous slice [offset, offset + count) of the flat gradient buffer holding
 // whole layers first_layer..last_layer; it can be reduced once layer first_layer's
 // gradients are final (backward runs last layer -> first).

@@ -32,6 +32,12 @@ std::vector<std::string> mpirun_prefix(int np) {
   return v;
 }
 
+bool launch_is_single_node() {
+  const char* exe = std::getenv("TB_MPIRUN");
+  const char* flags = std::getenv("TB_MPIRUN_FLAGS");
+  return !(exe && *exe) && !flags;
+}
+
 int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path) {
   char self[PATH_MAX] = {};
   const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);

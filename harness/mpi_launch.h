@@ -17,4 +17,8 @@ std::vector<std::string> mpirun_prefix(int np);
 // Returns the exit status (128 + signal when killed), or throws if it cannot start.
 int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path);
 
+// True when the launch is the default one, every rank on this machine (neither
+// TB_MPIRUN nor TB_MPIRUN_FLAGS set: no hostfile or scheduler spreads the ranks).
+bool launch_is_single_node();
+
 }  // namespace tb

@@ -17,6 +17,8 @@
 
 #include "harness/backend.h"
 #include "harness/csv_writer.h"
+#include "harness/ddp_plan.h"
+#include "harness/host_info.h"
 #include "harness/mpi_launch.h"
 #include "harness/runner.h"
 
@@ -171,9 +173,23 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
   return o;
 }
 
+// cuda-ddp launched by the suite on this node: too few GPUs for its ranks is a skip
+// (as a missing GPU is), not a failure. "" when it can run, or when ranks may be
+// spread over nodes by a custom launcher.
+std::string gpus_short_for(const RunConfig& c) {
+  if (c.backend != "cuda-ddp" || !launch_is_single_node()) return "";
+  const GpuInventory g = gpu_inventory();
+  if (!g.usable) return "";  // the backend's own availability says why
+  return one_gpu_per_rank_shortfall(static_cast<int>(g.gpus.size()), c.world_size);
+}
+
 }  // namespace
 
-std::vector<SuiteEntry> parse_suite(const std::string& path) {
+namespace {
+
+constexpr int kMaxIncludeDepth = 8;
+
+std::vector<SuiteEntry> parse_suite_at(const std::string& path, int depth) {
   std::ifstream in(path);
   if (!in) throw UsageError(path + ": cannot open suite file: " + std::strerror(errno));
   std::vector<SuiteEntry> entries;
@@ -189,11 +205,22 @@ std::vector<SuiteEntry> parse_suite(const std::string& path) {
       throw UsageError(where + "expected 'NAME: --flag value ...' or 'defaults: --flag value ...'");
     }
     try {
+      if (head[0] == "include") {
+        const std::vector<std::string> rest = tokens(line.substr(colon + 1));
+        if (rest.size() != 1) throw UsageError("include: expected one suite file name");
+        if (depth >= kMaxIncludeDepth) {
+          throw UsageError("include: more than " + std::to_string(kMaxIncludeDepth) + " levels (a file includes itself?)");
+        }
+        const std::filesystem::path inc = std::filesystem::path(path).parent_path() / rest[0];
+        std::vector<SuiteEntry> more = parse_suite_at(inc.string(), depth + 1);
+        entries.insert(entries.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+        continue;
+      }
       if (head[0] == "defaults") {
         parse_run_flags(tokens(line.substr(colon + 1)), true, &defaults);
         continue;
       }
-      SuiteEntry e{head[0], no, defaults};
+      SuiteEntry e{head[0], path, no, defaults};
       e.flags.config.workload = head[0];
       parse_run_flags(tokens(line.substr(colon + 1)), true, &e.flags);
       if (!e.flags.out.empty()) throw UsageError("--out is not allowed in a suite (use `suite --out DIR`)");
@@ -206,6 +233,10 @@ std::vector<SuiteEntry> parse_suite(const std::string& path) {
   if (entries.empty()) throw UsageError(path + ": no entries (expected lines like 'NAME: --model linear ...')");
   return entries;
 }
+
+}  // namespace
+
+std::vector<SuiteEntry> parse_suite(const std::string& path) { return parse_suite_at(path, 0); }
 
 std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries) {
   std::vector<RunConfig> configs;
@@ -237,7 +268,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   for (const SuiteEntry& e : entries) {
     const RunConfig& c = e.flags.config;
     if (c.data.kind != "csv" && c.data.kind != "idx") continue;
-    const std::string where = path + ":" + std::to_string(e.line) + ": ";
+    const std::string where = e.file + ":" + std::to_string(e.line) + ": ";
     try {
       const Dataset d = load_dataset(c.data);
       if (const std::string misfit = check_data_fits(c, d); !misfit.empty()) throw UsageError(where + misfit);
@@ -292,6 +323,8 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     } else if (!misfit.empty()) {
       o.rows.push_back(status_row(c, id, "failed: " + misfit));
       o.failed = true;
+    } else if (const std::string short_of = gpus_short_for(c); !short_of.empty()) {
+      o.rows.push_back(status_row(c, id, "skipped: " + short_of));
     } else if (multi_process(c.backend) && find_backend(c.backend)->availability().ok) {
       o = run_multi_process(path, i, c, id, out_dir);
     } else {

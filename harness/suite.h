@@ -16,10 +16,14 @@ namespace tb {
 
 struct SuiteEntry {
   std::string name;
+  std::string file;  // the suite file the line is in (an included one, or the suite itself)
   int line = 0;
   RunFlags flags;
 };
 
+// Lines: `NAME: --flag value ...` (an entry), `defaults: --flag ...` (flags for the
+// entries below it in this file), `include: FILE` (the entries of FILE, a path
+// relative to this file's folder, parsed with its own defaults; up to 8 deep).
 // Throws UsageError "FILE:LINE: message" on any bad line.
 std::vector<SuiteEntry> parse_suite(const std::string& path);
 std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries);

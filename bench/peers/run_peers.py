@@ -41,8 +41,9 @@ LIST_FLAGS = {"--backend", "--backends", "--threads", "--world-sizes"}  # not ex
 NO_VALUE = {"--shuffle", "--drop-last", "--no-overlap", "--deterministic"}
 
 
-def parse_suite(path):
-    """[(name, flag tokens with defaults first)] as harness/suite.cpp reads the file."""
+def parse_suite(path, depth=0):
+    """[(name, flag tokens with defaults first)] as harness/suite.cpp reads the file
+    (`include: FILE` relative to this file's folder, with its own defaults)."""
     entries, defaults = [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -53,7 +54,11 @@ def parse_suite(path):
             head = head.strip()
             if not head:
                 continue
-            if head == "defaults":
+            if head == "include":
+                if depth >= 8:
+                    raise ValueError(f"{path}: include: more than 8 levels")
+                entries += parse_suite(os.path.join(os.path.dirname(path), rest.strip()), depth + 1)
+            elif head == "defaults":
                 defaults += shlex.split(rest)
             else:
                 entries.append((head, defaults + shlex.split(rest)))

@@ -5,6 +5,7 @@
 #include "harness/cli.h"
 #include "harness/suite.h"
 
+#include <filesystem>
 #include <fstream>
 
 namespace tb {
@@ -124,6 +125,38 @@ TEST(Suite, BadLineIsReportedWithFileAndLine) {
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("s2.suite:2: --batch"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Suite, IncludeAddsAnotherFilesEntriesWithItsOwnDefaults) {
+  const std::string dir = std::string(TB_TEST_TMPDIR) + "/inc";
+  std::filesystem::create_directories(dir + "/sub");
+  std::ofstream(dir + "/sub/base.suite") << "defaults: --epochs 5\n"
+                                             "a: --model linear --layers 8,1 --samples 64 --batch 16\n";
+  std::ofstream(dir + "/top.suite") << "defaults: --epochs 2\n"
+                                       "include: sub/base.suite   # relative to this file\n"
+                                       "b: --model linear --layers 8,1 --samples 64 --batch 16\n";
+  const std::vector<SuiteEntry> e = parse_suite(dir + "/top.suite");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].name, "a");
+  EXPECT_EQ(e[0].flags.config.epochs, 5);  // the included file's defaults, not the includer's
+  EXPECT_EQ(e[0].file, dir + "/sub/base.suite");
+  EXPECT_EQ(e[0].line, 2);
+  EXPECT_EQ(e[1].name, "b");
+  EXPECT_EQ(e[1].flags.config.epochs, 2);
+
+  std::ofstream(dir + "/loop.suite") << "include: loop.suite\n";
+  std::ofstream(dir + "/missing.suite") << "include: nowhere.suite\n";
+  for (const char* bad : {"loop.suite", "missing.suite"}) {
+    try {
+      parse_suite(dir + "/" + bad);
+      ADD_FAILURE() << bad << ": expected UsageError";
+    } catch (const UsageError& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find(std::string(bad) + ":1: "), std::string::npos) << what;
+      EXPECT_TRUE(what.find("more than 8 levels") != std::string::npos ||
+                  what.find("cannot open suite file") != std::string::npos) << what;
+    }
   }
 }
 

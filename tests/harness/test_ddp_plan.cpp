@@ -55,5 +55,13 @@ TEST(DdpPlan, BucketsAreWholeLayersInReverseOrderCoveringEverything) {
   EXPECT_EQ(two[1].first_layer, 0);
 }
 
+TEST(DdpPlan, CudaDdpNeedsOneGpuPerRankOnTheNode) {
+  EXPECT_EQ(one_gpu_per_rank_shortfall(8, 8), "");
+  EXPECT_EQ(one_gpu_per_rank_shortfall(2, 1), "");
+  EXPECT_EQ(one_gpu_per_rank_shortfall(1, 2),
+            "needs 2 GPUs on this node, one per rank (found 1; two NCCL ranks on one GPU are not supported)");
+  EXPECT_NE(one_gpu_per_rank_shortfall(4, 8).find("needs 8 GPUs"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tb

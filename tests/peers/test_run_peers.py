@@ -106,3 +106,17 @@ def test_a_corrupt_export_exits_2_and_writes_nothing(tmp_path, trainbench, torch
     (tmp_path / "exp" / "data.bin").write_bytes(b"TBDATA\0\0" + b"\0" * 56)  # version 0, no rows
     peer(tmp_path / "exp", "--results", csv_path, "--devices", "cpu", expect=2)
     assert csv_path.read_bytes() == original
+
+
+def test_run_peers_reads_included_suites_as_the_harness_does(tmp_path):
+    # `include: FILE` (relative to the including file) brings FILE's entries with
+    # FILE's own defaults, as harness/suite.cpp parses it.
+    sys.path.insert(0, PEERS)
+    import run_peers
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "base.suite").write_text("defaults: --epochs 5\na: --model linear --layers 8,1\n")
+    (tmp_path / "top.suite").write_text("defaults: --epochs 2\ninclude: sub/base.suite  # comment\n"
+                                        "b: --model linear --layers 8,1\n")
+    got = run_peers.parse_suite(str(tmp_path / "top.suite"))
+    assert got == [("a", ["--epochs", "5", "--model", "linear", "--layers", "8,1"]),
+                   ("b", ["--epochs", "2", "--model", "linear", "--layers", "8,1"])]
