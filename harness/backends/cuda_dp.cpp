@@ -50,17 +50,7 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
-
-#if defined(TB_HAVE_NCCL)
-#define TB_NCCL_CHECK(stmt)                                                                                   \
-  do {                                                                                                        \
-    const ncclResult_t tb_nr_ = (stmt);                                                                       \
-    if (tb_nr_ != ncclSuccess) {                                                                              \
-      throw ::tb::Error(::tb::error_where(__FILE__, __LINE__, __func__, #stmt) + ncclGetErrorString(tb_nr_) + \
-                        ::tb::cuda::device_suffix());                                                         \
-    }                                                                                                         \
-  } while (0)
-#endif
+#include "kernels/cuda/nccl_check.h"
 
 namespace tb {
 namespace {
