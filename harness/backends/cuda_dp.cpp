@@ -44,6 +44,7 @@
 
 #include "harness/backend.h"
 #include "harness/backends/cuda_upload.h"
+#include "harness/backends/device_arena.h"
 #include "harness/dp_plan.h"
 #include "harness/host_info.h"
 #include "kernels/cuda/axpy.h"
@@ -57,41 +58,6 @@ namespace {
 
 constexpr int64_t kEvalChunk = 4096;       // rows per forward pass in evaluate()
 constexpr int64_t kWorkspaceBytes = 32 << 20;  // per slot: cuBLAS never allocates inside a step
-
-// Device memory on one GPU; counts what it holds. Freed with that GPU current.
-class DeviceArena {
- public:
-  explicit DeviceArena(int device) : device_(device) {}
-  DeviceArena(const DeviceArena&) = delete;
-  DeviceArena& operator=(const DeviceArena&) = delete;
-  ~DeviceArena() {
-    cudaSetDevice(device_);
-    for (void* p : blocks_) TB_CUDA_WARN(cudaFree(p));
-  }
-  template <class T>
-  T* alloc(int64_t count) {
-    if (count <= 0) return nullptr;
-    TB_CUDA_CHECK(cudaSetDevice(device_));
-    void* p = nullptr;
-    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
-      cudaGetLastError();
-      size_t free_b = 0, total_b = 0;
-      cudaMemGetInfo(&free_b, &total_b);
-      throw Error("out of device memory on GPU " + std::to_string(device_) + " (needs ~" +
-                  std::to_string((bytes + held_) >> 20) + " MiB, free " + std::to_string(free_b >> 20) + " MiB)");
-    }
-    blocks_.push_back(p);
-    held_ += bytes;
-    return static_cast<T*>(p);
-  }
-  int64_t held_bytes() const { return static_cast<int64_t>(held_); }
-
- private:
-  int device_;
-  std::vector<void*> blocks_;
-  size_t held_ = 0;
-};
 
 // One replica slot: its GPU, stream, cuBLAS handle and buffers (rows: c for slots
 // k > 0; slot 0's activations also hold the gathered B x O output and evaluation chunks).
