@@ -24,6 +24,7 @@
 #include "harness/backend.h"
 #include "harness/backends/cuda_parallel.h"
 #include "harness/backends/cuda_upload.h"
+#include "harness/backends/device_arena.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/rank_data.h"
@@ -36,36 +37,6 @@ namespace tb {
 namespace {
 
 constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
-
-// Device memory owned by one trainer; counts what it holds for peak_device_mem_bytes.
-class DeviceArena {
- public:
-  ~DeviceArena() {
-    for (void* p : blocks_) TB_CUDA_WARN(cudaFree(p));
-  }
-  template <class T>
-  T* alloc(int64_t count) {
-    if (count <= 0) return nullptr;
-    void* p = nullptr;
-    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
-    const cudaError_t err = cudaMalloc(&p, bytes);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      size_t free_b = 0, total_b = 0;
-      cudaMemGetInfo(&free_b, &total_b);
-      throw Error("out of device memory (needs ~" + std::to_string((bytes + held_) >> 20) + " MiB, free " +
-                  std::to_string(free_b >> 20) + " MiB)");
-    }
-    blocks_.push_back(p);
-    held_ += bytes;
-    return static_cast<T*>(p);
-  }
-  int64_t held_bytes() const { return static_cast<int64_t>(held_); }
-
- private:
-  std::vector<void*> blocks_;
-  size_t held_ = 0;
-};
 
 // Phase boundaries of one step: [0] start, [1] batch ready, [2] forward+loss done,
 // [3] backward done, [4] gradients reduced (data-parallel ranks), [5] update done.

@@ -28,18 +28,14 @@
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/nccl_check.h"
 
 namespace tb {
 namespace {
 
-#define TB_NCCL_CHECK(stmt)                                                                       \
-  do {                                                                                            \
-    const ncclResult_t tb_nr_ = wait_nccl(comm_, (stmt), timeout_s_);                             \
-    if (tb_nr_ != ncclSuccess) {                                                                  \
-      throw Error(error_where(__FILE__, __LINE__, __func__, #stmt) + ncclGetErrorString(tb_nr_) + \
-                  ::tb::cuda::device_suffix());                                                   \
-    }                                                                                             \
-  } while (0)
+// TB_NCCL_CHECK for calls on this rank's non-blocking communicator: checks the call's
+// result once it has settled (wait_nccl, below).
+#define TB_NCCL_CHECK_SETTLED(stmt) TB_NCCL_CHECK_RESULT(wait_nccl(comm_, (stmt), timeout_s_), #stmt)
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -79,7 +75,7 @@ class NcclGradReducer final : public GradReducer {
     ncclComm_t comm = nullptr;
     const ncclResult_t r = ncclCommInitRankConfig(&comm, world.size(), id, world.rank(), &config);
     comm_ = comm;
-    TB_NCCL_CHECK(r);
+    TB_NCCL_CHECK_SETTLED(r);
     TB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     watchdog_ = std::thread([this] { watch(); });
   }
@@ -160,7 +156,7 @@ class NcclGradReducer final : public GradReducer {
     TB_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_[k], 0));
     if (k == 0) TB_CUDA_CHECK(cudaEventRecord(events_[static_cast<size_t>(step)][0], stream_));
     float* p = grads_ + b.offset;
-    TB_NCCL_CHECK(ncclAllReduce(p, p, static_cast<size_t>(b.count), ncclFloat, ncclSum, comm_, stream_));
+    TB_NCCL_CHECK_SETTLED(ncclAllReduce(p, p, static_cast<size_t>(b.count), ncclFloat, ncclSum, comm_, stream_));
   }
 
   // Every 100 ms: an asynchronous NCCL error, or no step's reductions completing for

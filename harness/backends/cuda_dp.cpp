@@ -29,107 +29,34 @@
 // replication + scatter/gather copies, forward_s = forward + loss, backward_s,
 // comm_s = gradient reduction, optimizer_s. One host synchronisation per epoch.
 // Shapes: B rows, c = ceil(B/G) rows per chunk, D in, O out, P parameters.
-#include <cublas_v2.h>
+// The slots and their stream ordering: cuda_dp_slots.h; (1) and (6): cuda_dp_comm.h.
 #include <cuda_runtime_api.h>
-#if defined(TB_HAVE_NCCL)
-#include <nccl.h>
-#endif
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/backend.h"
+#include "harness/backends/cuda_dp_comm.h"
+#include "harness/backends/cuda_dp_slots.h"
 #include "harness/backends/cuda_upload.h"
 #include "harness/dp_plan.h"
 #include "harness/host_info.h"
-#include "kernels/cuda/axpy.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
 
-#if defined(TB_HAVE_NCCL)
-#define TB_NCCL_CHECK(stmt)                                                                                   \
-  do {                                                                                                        \
-    const ncclResult_t tb_nr_ = (stmt);                                                                       \
-    if (tb_nr_ != ncclSuccess) {                                                                              \
-      throw ::tb::Error(::tb::error_where(__FILE__, __LINE__, __func__, #stmt) + ncclGetErrorString(tb_nr_) + \
-                        ::tb::cuda::device_suffix());                                                         \
-    }                                                                                                         \
-  } while (0)
-#endif
-
 namespace tb {
 namespace {
 
-constexpr int64_t kEvalChunk = 4096;       // rows per forward pass in evaluate()
-constexpr int64_t kWorkspaceBytes = 32 << 20;  // per slot: cuBLAS never allocates inside a step
+using cuda_dp::device_copy;
+using cuda_dp::Slot;
+using cuda_dp::SlotComm;
+using cuda_dp::Slots;
 
-// Device memory on one GPU; counts what it holds. Freed with that GPU current.
-class DeviceArena {
- public:
-  explicit DeviceArena(int device) : device_(device) {}
-  DeviceArena(const DeviceArena&) = delete;
-  DeviceArena& operator=(const DeviceArena&) = delete;
-  ~DeviceArena() {
-    cudaSetDevice(device_);
-    for (void* p : blocks_) TB_CUDA_WARN(cudaFree(p));
-  }
-  template <class T>
-  T* alloc(int64_t count) {
-    if (count <= 0) return nullptr;
-    TB_CUDA_CHECK(cudaSetDevice(device_));
-    void* p = nullptr;
-    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
-      cudaGetLastError();
-      size_t free_b = 0, total_b = 0;
-      cudaMemGetInfo(&free_b, &total_b);
-      throw Error("out of device memory on GPU " + std::to_string(device_) + " (needs ~" +
-                  std::to_string((bytes + held_) >> 20) + " MiB, free " + std::to_string(free_b >> 20) + " MiB)");
-    }
-    blocks_.push_back(p);
-    held_ += bytes;
-    return static_cast<T*>(p);
-  }
-  int64_t held_bytes() const { return static_cast<int64_t>(held_); }
-
- private:
-  int device_;
-  std::vector<void*> blocks_;
-  size_t held_ = 0;
-};
-
-// One replica slot: its GPU, stream, cuBLAS handle and buffers (rows: c for slots
-// k > 0; slot 0's activations also hold the gathered B x O output and evaluation chunks).
-struct Slot {
-  explicit Slot(int dev) : device(dev), arena(dev) {}
-  Slot(const Slot&) = delete;
-  Slot& operator=(const Slot&) = delete;
-  ~Slot() {
-    cudaSetDevice(device);
-    if (stream) TB_CUDA_WARN(cudaStreamSynchronize(stream));
-    if (done) TB_CUDA_WARN(cudaEventDestroy(done));
-    if (cublas) cublasDestroy(cublas);
-    if (stream) TB_CUDA_WARN(cudaStreamDestroy(stream));
-  }  // arena (a member) frees the buffers after this, with `device` still current
-
-  int device;
-  DeviceArena arena;
-  cudaStream_t stream = nullptr;
-  cublasHandle_t cublas = nullptr;
-  cudaEvent_t done = nullptr;   // recorded after this slot's part of a phase; slot 0's stream waits on it
-  float* params = nullptr;      // slot 0: the master parameters (P); others: the replica
-  float* grads = nullptr;       // P
-  std::vector<float*> acts;     // [l] rows x layers[l], l = 1..L
-  float* delta = nullptr;       // c x max width: backward's ping-pong buffers
-  float* delta_prev = nullptr;
-  float* x = nullptr;           // slots > 0: the scattered input chunk, c x D
-  float* dz = nullptr;          // slots > 0: the scattered dZ chunk, c x O
-};
+constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
 
 // Timing events of a step, recorded on slot 0's stream at each phase boundary.
 enum Mark {
@@ -165,31 +92,15 @@ class CudaDpTrainer final : public Trainer {
     max_steps_ = (n + opt.batch - 1) / opt.batch;
 
     for (int k = 0; k < G; ++k) {
-      slots_.push_back(std::make_unique<Slot>(slot_ids_[static_cast<size_t>(k)]));
-      Slot& sl = *slots_.back();
-      on(k);
-      TB_CUDA_CHECK(cudaStreamCreateWithFlags(&sl.stream, cudaStreamNonBlocking));
-      TB_CUDA_CHECK(cudaEventCreateWithFlags(&sl.done, cudaEventDisableTiming));
-      TB_CUBLAS_CHECK(cublasCreate(&sl.cublas));
-      cuda::set_tf32(sl.cublas, opt.precision == "tf32");
-      TB_CUBLAS_CHECK(cublasSetStream(sl.cublas, sl.stream));  // before the workspace: setting a stream resets it
-      TB_CUBLAS_CHECK(cublasSetWorkspace(sl.cublas, sl.arena.alloc<char>(kWorkspaceBytes), kWorkspaceBytes));
-      const int64_t rows = k == 0 ? master_rows_ : chunk_rows_;
-      sl.params = sl.arena.alloc<float>(P);
-      sl.grads = sl.arena.alloc<float>(P);
-      sl.acts.assign(m.layers.size(), nullptr);
-      for (size_t l = 1; l < m.layers.size(); ++l) sl.acts[l] = sl.arena.alloc<float>(rows * m.layers[l]);
-      sl.delta = sl.arena.alloc<float>(chunk_rows_ * m.max_width());
-      sl.delta_prev = sl.arena.alloc<float>(chunk_rows_ * m.max_width());
-      if (k > 0) {
-        sl.x = sl.arena.alloc<float>(chunk_rows_ * D);
-        sl.dz = sl.arena.alloc<float>(chunk_rows_ * O);
-      }
+      Slot& sl = slots_.add(slot_ids_[static_cast<size_t>(k)]);
+      sl.setup(m, opt.precision == "tf32",
+               {.params = P, .act_rows = k == 0 ? master_rows_ : chunk_rows_, .chunk_rows = chunk_rows_, .d = D,
+                .o = O, .scattered = k > 0});
     }
 
     // GPU 0's extras: optimizer state, the batch, the full dZ, the dataset, losses.
-    Slot& s0 = *slots_[0];
-    on(0);
+    Slot& s0 = slots_[0];
+    slots_.on(0);
     velocity_ = s0.arena.alloc<float>(P);
     dz_full_ = s0.arena.alloc<float>(opt.batch * O);
     xb_ = s0.arena.alloc<float>(opt.batch * D);
@@ -210,58 +121,48 @@ class CudaDpTrainer final : public Trainer {
     upload_end_ = host_.events[host_.events.size() - 2];
     params_set_ = host_.events[host_.events.size() - 1];
 
-    routes_.resize(static_cast<size_t>(G) + 1);
-    nccl_step_.assign(static_cast<size_t>(G) + 1, 0);
-    for (int used = 1; used <= G; ++used) {
-      routes_[static_cast<size_t>(used)] = dp_route(slot_ids_, used);
-      nccl_step_[static_cast<size_t>(used)] = nccl_step(slot_ids_, used);
-    }
-    devices_ = distinct_devices(slot_ids_);
-    if (devices_.size() > 1) {
-      scratch_ = s0.arena.alloc<float>(P);  // peer-copy reduction: one remote gradient at a time
-      connect_devices();
-    }
+    comm_.setup(slot_ids_, P);
   }
 
   ~CudaDpTrainer() override {
-    for (auto& sl : slots_) {  // every stream idle before communicators and buffers go
-      cudaSetDevice(sl->device);
-      TB_CUDA_WARN(cudaStreamSynchronize(sl->stream));
+    for (int k = 0; k < slots_.size(); ++k) {  // every stream idle before communicators and buffers go
+      cudaSetDevice(slots_[k].device);
+      TB_CUDA_WARN(cudaStreamSynchronize(slots_[k].stream));
     }
   }
 
   void set_params(const std::vector<float>& params) override {
-    Slot& s0 = *slots_[0];
-    on(0);
+    Slot& s0 = slots_[0];
+    slots_.on(0);
     TB_CUDA_CHECK(cudaMemcpyAsync(s0.params, params.data(), params.size() * sizeof(float), cudaMemcpyHostToDevice,
                                   s0.stream));
     TB_CUDA_CHECK(cudaMemsetAsync(velocity_, 0, params.size() * sizeof(float), s0.stream));
     // Persistent replicas start from the master copy; faithful ones are copied before every forward.
     if (opt_.dp_persistent) {
       TB_CUDA_CHECK(cudaEventRecord(params_set_, s0.stream));
-      broadcast_params(num_slots(), params_set_);
+      comm_.broadcast_params(slots_.size(), params_set_);
     }
-    on(0);
+    slots_.on(0);
     TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));  // every slot's copy was joined into it
     needs_upload_ = true;  // each repetition starts by uploading its data
   }
 
   std::vector<float> params() const override {
     std::vector<float> p(static_cast<size_t>(layout_.total));
-    TB_CUDA_CHECK(cudaSetDevice(slots_[0]->device));
-    TB_CUDA_CHECK(cudaMemcpy(p.data(), slots_[0]->params, p.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    TB_CUDA_CHECK(cudaSetDevice(slots_[0].device));
+    TB_CUDA_CHECK(cudaMemcpy(p.data(), slots_[0].params, p.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return p;
   }
 
   std::string precision() const override { return opt_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
-  int world_size() const override { return num_slots(); }
+  int world_size() const override { return slots_.size(); }
   // The busiest GPU: everything the slots on one physical device allocated.
   int64_t peak_device_mem_bytes() const override {
     int64_t most = 0;
-    for (int dev : devices_) {
+    for (int dev : comm_.devices()) {
       int64_t held = 0;
-      for (const auto& sl : slots_) held += sl->device == dev ? sl->arena.held_bytes() : 0;
+      for (int k = 0; k < slots_.size(); ++k) held += slots_[k].device == dev ? slots_[k].arena.held_bytes() : 0;
       most = std::max(most, held);
     }
     return most;
@@ -281,8 +182,8 @@ class CudaDpTrainer final : public Trainer {
     }
     EpochResult r;
     if (plan.num_batches <= 0) return r;
-    Slot& s0 = *slots_[0];
-    on(0);
+    Slot& s0 = slots_[0];
+    slots_.on(0);
     if (needs_upload_) upload();
     const bool shuffled = !is_identity_order(*plan.order);
     if (shuffled) {
@@ -292,14 +193,14 @@ class CudaDpTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaMemsetAsync(step_loss_, 0, sizeof(double) * static_cast<size_t>(plan.num_batches), s0.stream));
     // Chunk plans of the full batch and of the short last one (no host allocation per step).
     auto rows_of = [&](int64_t step) { return std::min(plan.batch, plan.rows - step * plan.batch); };
-    const std::vector<Chunk> full = chunk_plan(plan.batch, num_slots());
-    const std::vector<Chunk> last = chunk_plan(rows_of(plan.num_batches - 1), num_slots());
+    const std::vector<Chunk> full = chunk_plan(plan.batch, slots_.size());
+    const std::vector<Chunk> last = chunk_plan(rows_of(plan.num_batches - 1), slots_.size());
     for (int64_t s = 0; s < plan.num_batches; ++s) {
       const int64_t rows = rows_of(s);
       train_step(plan, s, rows, rows == plan.batch ? full : last, shuffled);
     }
     // The epoch's one synchronisation: every slot's work was joined into slot 0's stream.
-    on(0);
+    slots_.on(0);
     TB_CUDA_CHECK(cudaMemcpyAsync(host_.step_loss, step_loss_, sizeof(double) * static_cast<size_t>(plan.num_batches),
                                   cudaMemcpyDeviceToHost, s0.stream));
     TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));
@@ -323,8 +224,8 @@ class CudaDpTrainer final : public Trainer {
   // The master model on GPU 0 over the whole set, in chunks (untimed; the same math
   // as a DataParallel forward, whose outputs are gathered on GPU 0 anyway).
   EvalResult evaluate() override {
-    Slot& s0 = *slots_[0];
-    on(0);
+    Slot& s0 = slots_[0];
+    slots_.on(0);
     if (needs_upload_) upload();
     double* sum = step_loss_ + max_steps_;
     TB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), s0.stream));
@@ -367,113 +268,10 @@ class CudaDpTrainer final : public Trainer {
     }
   };
 
-#if defined(TB_HAVE_NCCL)
-  struct Comms {  // one communicator per distinct GPU, rank i on devices_[i] (rank 0: slot 0's GPU)
-    std::vector<ncclComm_t> comm;
-    Comms() = default;
-    Comms(const Comms&) = delete;
-    Comms& operator=(const Comms&) = delete;
-    ~Comms() {
-      for (ncclComm_t c : comm) {
-        if (c) ncclCommDestroy(c);
-      }
-    }
-  };
-#endif
-
-  int num_slots() const { return static_cast<int>(slots_.size()); }
-
-  // Every per-slot enqueue runs with that slot's GPU current.
-  void on(int k) const { TB_CUDA_CHECK(cudaSetDevice(slots_[static_cast<size_t>(k)]->device)); }
-
-  // Stream-ordered copy between two GPUs' memory (or within one), on `stream`.
-  static void copy(void* dst, int dst_dev, const void* src, int src_dev, size_t bytes, cudaStream_t stream) {
-    if (bytes == 0) return;
-    if (dst_dev == src_dev) {
-      TB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
-    } else {
-      TB_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, bytes, stream));
-    }
-  }
-
-  // Slot k (> 0) records its `done` event; slot 0's stream will wait for it.
-  void record_done(int k) {
-    on(k);
-    TB_CUDA_CHECK(cudaEventRecord(slots_[static_cast<size_t>(k)]->done, slots_[static_cast<size_t>(k)]->stream));
-  }
-  // Phase barrier: slot 0's stream waits for slots [1, used), then records `mark`.
-  void barrier(int used, cudaEvent_t mark) {
-    on(0);
-    cudaStream_t s0 = slots_[0]->stream;
-    for (int k = 1; k < used; ++k) TB_CUDA_CHECK(cudaStreamWaitEvent(s0, slots_[static_cast<size_t>(k)]->done, 0));
-    TB_CUDA_CHECK(cudaEventRecord(mark, s0));
-  }
-  // Slot 0's stream waits for the last `done` of each slot in ks.
-  void join(const std::vector<int>& ks) {
-    on(0);
-    for (int k : ks) TB_CUDA_CHECK(cudaStreamWaitEvent(slots_[0]->stream, slots_[static_cast<size_t>(k)]->done, 0));
-  }
-  // Slot k's stream waits for an event recorded on slot 0's stream (a phase boundary).
-  void wait_on(int k, cudaEvent_t e) {
-    on(k);
-    TB_CUDA_CHECK(cudaStreamWaitEvent(slots_[static_cast<size_t>(k)]->stream, e, 0));
-  }
-
-  // Peer access between slot 0's GPU and each other one (for direct peer copies);
-  // NCCL over all of them when built with it, every pair of them has peer access, and
-  // TB_DP_COMM is not "peer" (which forces the peer-copy path, for tests).
-  void connect_devices() {
-    bool peers = true;
-    for (int a : devices_) {
-      for (int b : devices_) {
-        int ok = 1;
-        if (a != b) TB_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, a, b));
-        peers = peers && ok;
-      }
-    }
-    const int d0 = devices_[0];
-    for (size_t i = 1; i < devices_.size(); ++i) {
-      int there = 0, back = 0;
-      TB_CUDA_CHECK(cudaDeviceCanAccessPeer(&there, d0, devices_[i]));
-      TB_CUDA_CHECK(cudaDeviceCanAccessPeer(&back, devices_[i], d0));
-      if (there && back) {  // else peer copies still work, staged through the host
-        enable_peer(d0, devices_[i]);
-        enable_peer(devices_[i], d0);
-      }
-    }
-    const char* env = std::getenv("TB_DP_COMM");
-    const bool force_peer = env != nullptr && std::string(env) == "peer";
-#if defined(TB_HAVE_NCCL)
-    if (peers && !force_peer) {
-      comms_.comm.assign(devices_.size(), nullptr);
-      TB_NCCL_CHECK(ncclCommInitAll(comms_.comm.data(), static_cast<int>(devices_.size()), devices_.data()));
-      use_nccl_ = true;
-    }
-#else
-    (void)peers;
-    (void)force_peer;
-#endif
-  }
-
-  static void enable_peer(int from, int to) {
-    TB_CUDA_CHECK(cudaSetDevice(from));
-    const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
-    if (err == cudaErrorPeerAccessAlreadyEnabled) {
-      cudaGetLastError();  // not an error here; clear it so a later launch check does not see it
-    } else {
-      TB_CUDA_CHECK(err);
-    }
-  }
-
-  int device_rank(int device) const {
-    return static_cast<int>(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
-  }
-
-
   // The dataset to GPU 0, once per repetition, timed as transfer.
   void upload() {
-    on(0);
-    phases_.transfer_s += upload_dataset(data_, xd_, yd_, ld_, slots_[0]->stream, upload_start_, upload_end_);
+    slots_.on(0);
+    phases_.transfer_s += upload_dataset(data_, xd_, yd_, ld_, slots_[0].stream, upload_start_, upload_end_);
     needs_upload_ = false;
   }
 
@@ -482,7 +280,7 @@ class CudaDpTrainer final : public Trainer {
   // The batch's rows on GPU 0 (slot 0's stream): in place, or gathered when shuffled.
   Batch batch_on_gpu0(int64_t begin, int64_t rows, bool shuffled) {
     if (!shuffled) return contiguous(begin);
-    cudaStream_t s0 = slots_[0]->stream;
+    cudaStream_t s0 = slots_[0].stream;
     cuda::gather_rows(xd_, order_ + begin, rows, data_.d, xb_, s0);
     if (ld_) cuda::gather_labels(ld_, order_ + begin, rows, lb_, s0);
     else cuda::gather_rows(yd_, order_ + begin, rows, data_.o, yb_, s0);
@@ -498,46 +296,46 @@ class CudaDpTrainer final : public Trainer {
     cudaEvent_t* mk = &host_.events[static_cast<size_t>(s * kMarks)];
     const int used = static_cast<int>(chunks.size());
     const int64_t D = data_.d, O = data_.o;
-    Slot& s0 = *slots_[0];
+    Slot& s0 = slots_[0];
     const int L = opt_.model.num_layers();
 
-    on(0);
+    slots_.on(0);
     TB_CUDA_CHECK(cudaEventRecord(mk[kStart], s0.stream));
     const Batch b = batch_on_gpu0(s * plan.batch, rows, shuffled);
     TB_CUDA_CHECK(cudaEventRecord(mk[kBatch], s0.stream));
 
     // (1) faithful: replicate the parameters to the slots this step uses.
-    if (!opt_.dp_persistent) broadcast_params(used, mk[kBatch]);
+    if (!opt_.dp_persistent) comm_.broadcast_params(used, mk[kBatch]);
     // (2) scatter the input chunks (chunk 0 is read in place on GPU 0).
     for (int k = 1; k < used; ++k) {
-      Slot& sl = *slots_[static_cast<size_t>(k)];
+      Slot& sl = slots_[k];
       const Chunk& c = chunks[static_cast<size_t>(k)];
-      wait_on(k, mk[kBatch]);
-      copy(sl.x, sl.device, b.x + c.begin * D, s0.device, static_cast<size_t>(c.count * D) * sizeof(float),
-           sl.stream);
-      record_done(k);
+      slots_.wait_on(k, mk[kBatch]);
+      device_copy(sl.x, sl.device, b.x + c.begin * D, s0.device, static_cast<size_t>(c.count * D) * sizeof(float),
+                  sl.stream);
+      slots_.record_done(k);
     }
-    barrier(used, mk[kScattered]);
+    slots_.barrier(used, mk[kScattered]);
 
     // (3) forward on every slot: slots k > 0 first, so slot 0's own forward does not
     // hold theirs back behind its wait.
     for (int k = 1; k < used; ++k) {
-      Slot& sl = *slots_[static_cast<size_t>(k)];
-      wait_on(k, mk[kScattered]);
+      Slot& sl = slots_[k];
+      slots_.wait_on(k, mk[kScattered]);
       forward(sl, sl.x, chunks[static_cast<size_t>(k)].count);
-      record_done(k);
+      slots_.record_done(k);
     }
-    on(0);
+    slots_.on(0);
     forward(s0, b.x, chunks[0].count);  // rows [0, c0) of the gathered output, in place
-    barrier(used, mk[kForward]);
+    slots_.barrier(used, mk[kForward]);
 
     // (4) gather the outputs into slot 0's last activation (B x O) and take the loss there.
-    on(0);
+    slots_.on(0);
     for (int k = 1; k < used; ++k) {
-      const Slot& sl = *slots_[static_cast<size_t>(k)];
+      const Slot& sl = slots_[k];
       const Chunk& c = chunks[static_cast<size_t>(k)];
-      copy(s0.acts[static_cast<size_t>(L)] + c.begin * O, s0.device, sl.acts[static_cast<size_t>(L)], sl.device,
-           static_cast<size_t>(c.count * O) * sizeof(float), s0.stream);
+      device_copy(s0.acts[static_cast<size_t>(L)] + c.begin * O, s0.device, sl.acts[static_cast<size_t>(L)],
+                  sl.device, static_cast<size_t>(c.count * O) * sizeof(float), s0.stream);
     }
     TB_CUDA_CHECK(cudaEventRecord(mk[kGathered], s0.stream));
     loss(b, rows, rows, dz_full_, step_loss_ + s, nullptr);  // dZ scaled for the global batch
@@ -545,136 +343,36 @@ class CudaDpTrainer final : public Trainer {
 
     // (5) scatter dZ (slot 0 reads rows [0, c0) of dz_full_ in place), then backward.
     for (int k = 1; k < used; ++k) {
-      Slot& sl = *slots_[static_cast<size_t>(k)];
+      Slot& sl = slots_[k];
       const Chunk& c = chunks[static_cast<size_t>(k)];
-      wait_on(k, mk[kLoss]);
-      copy(sl.dz, sl.device, dz_full_ + c.begin * O, s0.device, static_cast<size_t>(c.count * O) * sizeof(float),
-           sl.stream);
-      record_done(k);
+      slots_.wait_on(k, mk[kLoss]);
+      device_copy(sl.dz, sl.device, dz_full_ + c.begin * O, s0.device,
+                  static_cast<size_t>(c.count * O) * sizeof(float), sl.stream);
+      slots_.record_done(k);
     }
-    barrier(used, mk[kGradsScattered]);
+    slots_.barrier(used, mk[kGradsScattered]);
     for (int k = 1; k < used; ++k) {
-      Slot& sl = *slots_[static_cast<size_t>(k)];
-      wait_on(k, mk[kGradsScattered]);
+      Slot& sl = slots_[k];
+      slots_.wait_on(k, mk[kGradsScattered]);
       backward(sl, sl.x, sl.dz, chunks[static_cast<size_t>(k)].count);
-      record_done(k);
+      slots_.record_done(k);
     }
-    on(0);
+    slots_.on(0);
     backward(s0, b.x, dz_full_, chunks[0].count);
-    barrier(used, mk[kBackward]);
+    slots_.barrier(used, mk[kBackward]);
 
     // (6) sum the gradients onto slot 0; (7) SGD there.
-    reduce_grads(used, mk[kBackward]);
-    on(0);
+    comm_.reduce_grads(used, mk[kBackward]);
+    slots_.on(0);
     TB_CUDA_CHECK(cudaEventRecord(mk[kReduced], s0.stream));
     cuda::sgd_update(s0.params, s0.grads, velocity_, layout_.total, static_cast<float>(opt_.lr),
                      static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay), s0.stream);
     TB_CUDA_CHECK(cudaEventRecord(mk[kUpdated], s0.stream));
 
     // Persistent: the updated parameters to every replica (idle ones included).
-    if (opt_.dp_persistent) broadcast_params(num_slots(), mk[kUpdated]);
-    on(0);
+    if (opt_.dp_persistent) comm_.broadcast_params(slots_.size(), mk[kUpdated]);
+    slots_.on(0);
     TB_CUDA_CHECK(cudaEventRecord(mk[kBroadcast], s0.stream));
-  }
-
-  // Slot 0's parameters to the replicas of slots [1, count) once slot 0's stream has
-  // passed `after`: GPU 0 -> each other GPU's leader (ncclBroadcast, or a peer copy),
-  // then each leader (slot 0 itself on GPU 0) -> the other slots on its GPU. Joined
-  // into slot 0's stream (its `done` events) before it returns.
-  void broadcast_params(int count, cudaEvent_t after) {
-    if (count <= 1) return;
-    const DpRoute& r = routes_[static_cast<size_t>(count)];
-    const Slot& s0 = *slots_[0];
-    const size_t bytes = static_cast<size_t>(layout_.total) * sizeof(float);
-    for (int l : r.remote_leaders) wait_on(l, after);
-#if defined(TB_HAVE_NCCL)
-    if (use_nccl_ && nccl_step_[static_cast<size_t>(count)]) {
-      TB_NCCL_CHECK(ncclGroupStart());
-      for (size_t i = 0; i < devices_.size(); ++i) {
-        const int l = i == 0 ? 0 : leader_on(r, devices_[i]);
-        Slot& sl = *slots_[static_cast<size_t>(l)];
-        on(l);
-        // In place on every rank: the root (slot 0) sends its buffer, the others receive into theirs.
-        TB_NCCL_CHECK(ncclBroadcast(sl.params, sl.params, static_cast<size_t>(layout_.total), ncclFloat, 0,
-                                    comms_.comm[i], sl.stream));
-      }
-      TB_NCCL_CHECK(ncclGroupEnd());
-    } else
-#endif
-    {
-      for (int l : r.remote_leaders) {
-        Slot& sl = *slots_[static_cast<size_t>(l)];
-        on(l);
-        copy(sl.params, sl.device, s0.params, s0.device, bytes, sl.stream);
-      }
-    }
-    for (int l : r.remote_leaders) record_done(l);
-    for (int f : r.followers) {
-      const int l = r.leader[static_cast<size_t>(f)];
-      Slot& sl = *slots_[static_cast<size_t>(f)];
-      // A follower on GPU 0 copies from the master once `after` passed; elsewhere once its leader has it.
-      if (l == 0) {
-        wait_on(f, after);
-      } else {
-        on(f);
-        TB_CUDA_CHECK(cudaStreamWaitEvent(sl.stream, slots_[static_cast<size_t>(l)]->done, 0));
-      }
-      copy(sl.params, sl.device, slots_[static_cast<size_t>(l)]->params, sl.device, bytes, sl.stream);
-      record_done(f);
-    }
-    join(r.remote_leaders);
-    join(r.followers);
-  }
-
-  // The gradients of slots [0, used) summed into slot 0's, once slot 0's stream has
-  // passed `after` (every backward done): on each GPU the followers add into their
-  // leader (add_inplace on the leader's stream), then the leaders reduce onto GPU 0
-  // (ncclReduce, or a peer copy into scratch_ + add on slot 0's stream, leader by
-  // leader in slot order). Ends joined into slot 0's stream.
-  void reduce_grads(int used, cudaEvent_t after) {
-    if (used <= 1) return;
-    const DpRoute& r = routes_[static_cast<size_t>(used)];
-    Slot& s0 = *slots_[0];
-    const int64_t P = layout_.total;
-    for (int l : r.remote_leaders) wait_on(l, after);
-    for (int f : r.followers) {
-      const int l = r.leader[static_cast<size_t>(f)];
-      Slot& lead = *slots_[static_cast<size_t>(l)];
-      on(l);
-      cuda::add_inplace(lead.grads, slots_[static_cast<size_t>(f)]->grads, P, lead.stream);
-    }
-#if defined(TB_HAVE_NCCL)
-    if (use_nccl_ && nccl_step_[static_cast<size_t>(used)]) {
-      TB_NCCL_CHECK(ncclGroupStart());
-      for (size_t i = 0; i < devices_.size(); ++i) {
-        const int l = i == 0 ? 0 : leader_on(r, devices_[i]);
-        Slot& sl = *slots_[static_cast<size_t>(l)];
-        on(l);
-        TB_NCCL_CHECK(ncclReduce(sl.grads, sl.grads, static_cast<size_t>(P), ncclFloat, ncclSum, 0, comms_.comm[i],
-                                 sl.stream));
-      }
-      TB_NCCL_CHECK(ncclGroupEnd());
-      for (int l : r.remote_leaders) record_done(l);
-      join(r.remote_leaders);
-      return;
-    }
-#endif
-    for (int l : r.remote_leaders) record_done(l);
-    on(0);
-    for (int l : r.remote_leaders) {
-      const Slot& sl = *slots_[static_cast<size_t>(l)];
-      TB_CUDA_CHECK(cudaStreamWaitEvent(s0.stream, sl.done, 0));
-      copy(scratch_, s0.device, sl.grads, sl.device, static_cast<size_t>(P) * sizeof(float), s0.stream);
-      cuda::add_inplace(s0.grads, scratch_, P, s0.stream);
-    }
-  }
-
-  // The leader slot of `device` in route r (a GPU taking part in an NCCL step has one).
-  int leader_on(const DpRoute& r, int device) const {
-    for (int l : r.remote_leaders) {
-      if (slot_ids_[static_cast<size_t>(l)] == device) return l;
-    }
-    throw Error("cuda-dp: GPU " + std::to_string(device) + " has no slot in this step");
   }
 
   // acts[l] for l = 1..L on slot `sl` from x (rows x D): Z = A W^T (GEMM NT), bias (+ReLU).
@@ -694,7 +392,7 @@ class CudaDpTrainer final : public Trainer {
   // adds the loss sum into *sum, writes dZ scaled for a global batch of global_rows
   // into grad (nullptr: evaluation only).
   void loss(const Batch& b, int64_t rows, int64_t global_rows, float* grad, double* sum, unsigned long long* hits) {
-    const Slot& s0 = *slots_[0];
+    const Slot& s0 = slots_[0];
     const int64_t O = data_.o;
     const float* out = s0.acts.back();
     if (data_.task == Task::kRegression) {
@@ -750,19 +448,12 @@ class CudaDpTrainer final : public Trainer {
   TrainOptions opt_;
   ParamLayout layout_;
   std::vector<int> slot_ids_;                // GPU of each slot, as --devices gave them
-  std::vector<int> devices_;                 // distinct GPUs, slot 0's first
-  std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<DpRoute> routes_;              // [used]: leaders/followers of slots [0, used)
-  std::vector<char> nccl_step_;              // [used]: whether such a step may use the communicator
+  Slots slots_;                              // slot 0 first: the master
   HostSide host_;
-#if defined(TB_HAVE_NCCL)
-  Comms comms_;                              // destroyed before the slots' streams
-#endif
-  bool use_nccl_ = false;
+  SlotComm comm_{slots_};                    // after slots_ and host_: its communicators are destroyed before them
   int64_t chunk_rows_ = 0, master_rows_ = 0, max_steps_ = 0;
   float* velocity_ = nullptr;                // GPU 0: momentum buffer (P)
   float* dz_full_ = nullptr;                 // GPU 0: dZ of the gathered batch (B x O)
-  float* scratch_ = nullptr;                 // GPU 0: a remote gradient in the peer-copy reduction (P)
   float* xb_ = nullptr;                      // GPU 0: a shuffled batch, B x D
   float* yb_ = nullptr;                      //        and its targets (B x O) or labels (B)
   int32_t* lb_ = nullptr;
