@@ -5,7 +5,9 @@ BUILD      ?= build
 BUILD_TYPE ?= Release
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
-SUITE      ?= bench/suites/default.suite
+# Where nvidia-smi lists a GPU, `make bench` runs the GPU suite (it includes the default one).
+HAVE_GPU   := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo 1)
+SUITE      ?= $(if $(HAVE_GPU),bench/suites/gpu.suite,bench/suites/default.suite)
 # Debian's python3 carries python3-matplotlib; a pyenv/venv python first on PATH may not.
 PYTHON     ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 RUN_ID     := $(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname 2>/dev/null || echo host)

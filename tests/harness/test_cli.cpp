@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace tb {
 namespace {
@@ -158,6 +159,24 @@ TEST(Suite, IncludeAddsAnotherFilesEntriesWithItsOwnDefaults) {
                   what.find("cannot open suite file") != std::string::npos) << what;
     }
   }
+}
+
+TEST(Suite, EveryShippedSuiteParses) {
+  // gpu.suite never runs in CI (no GPU): at least its lines must be valid here.
+  int files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(std::string(TB_SOURCE_DIR) + "/bench/suites")) {
+    if (f.path().extension() != ".suite") continue;
+    ++files;
+    std::vector<SuiteEntry> e;
+    EXPECT_NO_THROW(e = parse_suite(f.path().string())) << f.path();
+    EXPECT_FALSE(expand_suite(e).empty()) << f.path();
+  }
+  EXPECT_GE(files, 5);
+  // The GPU suite brings in the default one: every default workload is in it too.
+  const std::string dir = std::string(TB_SOURCE_DIR) + "/bench/suites/";
+  std::set<std::string> gpu;
+  for (const SuiteEntry& e : parse_suite(dir + "gpu.suite")) gpu.insert(e.name);
+  for (const SuiteEntry& e : parse_suite(dir + "default.suite")) EXPECT_TRUE(gpu.count(e.name)) << e.name;
 }
 
 }  // namespace
