@@ -54,7 +54,8 @@ class SlotComm {
   // NCCL over all of them when built with it, every pair of them has peer access, and
   // TB_DP_COMM is not "peer" (which forces the peer-copy path, for tests).
   void connect_devices();
-  static void enable_peer(int from, int to);
+  // Enables from -> to peer access; false when the driver refuses it.
+  static bool enable_peer(int from, int to);
   // The leader slot of `device` in route r (a GPU taking part in an NCCL step has one).
   int leader_on(const DpRoute& r, int device) const;
 
