@@ -23,7 +23,7 @@ PERF_RESULTS ?= results/perf-$(RUN_ID)
 OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
 PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
-.PHONY: all build configure deps test bench report compare microbench peers perf clean
+.PHONY: all build configure deps test bench report compare record microbench peers perf clean
 
 all: build
 
@@ -54,6 +54,11 @@ bench: deps build
 report:
 	@test -n "$(RUN)" || { echo "make report: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
 	$(PYTHON) reports/render.py $(RUN)
+
+# Keep a run in the repository: docs/results/<date>-<device>/ with a README naming the machine.
+record:
+	@test -n "$(RUN)" || { echo "make record: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
+	$(PYTHON) reports/record.py $(RUN) --dest docs/results $(if $(NOTE),--note "$(NOTE)")
 
 compare:
 	@test -n "$(BASE)" && test -n "$(NEW)" || { echo "usage: make compare BASE=dir [NEW=dir] [THRESHOLD=5%]" >&2; exit 2; }

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Keep a finished run in the repository: copy a result folder to
+docs/results/<date>-<device>/ with a README naming the machine, so measured numbers
+are committed deliberately (results/ itself is never committed).
+
+Usage: reports/record.py RESULT_DIR [--dest docs/results] [--note TEXT]
+The folder name is the run's date and its device: the first GPU's name
+("nvidia-h100-80gb-hbm3", with "x4" when there are four of them) or, without
+GPUs, the CPU model and "cpu". The README lists the GPUs, driver, CPU, cores,
+memory, commit and command line from env.json, and how to render the report again.
+
+Exit status: 0 recorded; 2 bad input (one line on stderr; nothing is written): the
+folder lacks results.csv or env.json, the run was made from a dirty tree, or the
+destination already exists.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+FILES = ["results.csv", "curves.csv", "env.json", "log.txt", "report.html"]
+REQUIRED = ["results.csv", "env.json"]
+
+
+class InputError(Exception):
+    pass
+
+
+def slug(text):
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def device_of(env):
+    """(folder label, one-line description) of the machine a run used."""
+    gpus = env.get("gpus") or []
+    if gpus:
+        name = gpus[0].get("name", "gpu")
+        same = all(g.get("name") == name for g in gpus)
+        label = slug(name) + (f"-x{len(gpus)}" if len(gpus) > 1 and same else "")
+        names = ", ".join(f"GPU {g.get('index', i)}: {g.get('name', '?')}" for i, g in enumerate(gpus))
+        return label, names
+    cpu = (env.get("host") or {}).get("cpu_model") or "unknown CPU"
+    return slug(cpu) + "-cpu", f"no GPU ({env.get('gpu_unavailable_reason') or 'none found'})"
+
+
+def readme(env, run_dir, note):
+    host = env.get("host") or {}
+    git = env.get("git") or {}
+    build = env.get("build") or {}
+    label, gpus = device_of(env)
+    mem = host.get("memory_bytes")
+    lines = [
+        f"# {env.get('run_id', os.path.basename(run_dir))} on {label}",
+        "",
+        f"- Devices: {gpus}",
+        f"- Driver: {env.get('driver') or 'none'}; CUDA {build.get('cuda') or '—'}; NCCL {build.get('nccl') or '—'}",
+        f"- CPU: {host.get('cpu_model', '?')}, {host.get('logical_cores', '?')} logical cores"
+        + (f", {mem / 2**30:.0f} GiB memory" if isinstance(mem, (int, float)) else ""),
+        f"- OS: {host.get('os', '?')}, host {host.get('hostname', '?')}",
+        f"- Commit: {git.get('commit', '?')}" + (" (dirty)" if git.get("dirty") else ""),
+        f"- Command: `{env.get('command_line', '?')}`",
+        f"- Timestamp: {env.get('timestamp', '?')}",
+    ]
+    if note:
+        lines += ["", note]
+    lines += ["", "Files: results.csv (one row per repetition; schema in the project README), curves.csv,",
+              "env.json, log.txt and report.html as the run wrote them. Render again with",
+              "`/usr/bin/python3 reports/render.py <this folder>`.", ""]
+    return "\n".join(lines)
+
+
+def record(run_dir, dest_root, note=""):
+    for f in REQUIRED:
+        if not os.path.isfile(os.path.join(run_dir, f)):
+            raise InputError(f"{run_dir}: no {f} (is this a trainbench result folder?)")
+    try:
+        with open(os.path.join(run_dir, "env.json"), encoding="utf-8") as f:
+            env = json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{run_dir}/env.json: unreadable: {e}")
+    if (env.get("git") or {}).get("dirty"):
+        raise InputError(f"{run_dir}: made from a dirty tree (uncommitted changes): rerun from a commit")
+    date = (env.get("timestamp") or "")[:10] or "undated"
+    label, _ = device_of(env)
+    dest = os.path.join(dest_root, f"{date}-{label}")
+    if os.path.exists(dest):
+        raise InputError(f"{dest}: already exists (remove it, or keep the earlier record)")
+    os.makedirs(dest_root, exist_ok=True)
+    # Built beside the destination and renamed into place: never a half-copied record.
+    tmp = tempfile.mkdtemp(prefix=".record-", dir=dest_root)
+    try:
+        for f in FILES:
+            src = os.path.join(run_dir, f)
+            if os.path.isfile(src):
+                shutil.copy2(src, os.path.join(tmp, f))
+        with open(os.path.join(tmp, "README.md"), "w", encoding="utf-8") as f:
+            f.write(readme(env, run_dir, note))
+        os.rename(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("result_dir", metavar="RESULT_DIR")
+    ap.add_argument("--dest", default="docs/results")
+    ap.add_argument("--note", default="", help="a line for the README (what was measured, the load)")
+    args = ap.parse_args(argv)
+    try:
+        dest = record(args.result_dir.rstrip("/"), args.dest, args.note)
+    except InputError as e:
+        print(f"record.py: error: {e}", file=sys.stderr)
+        return 2
+    print(f"recorded {args.result_dir} in {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
