@@ -40,7 +40,7 @@ build: configure
 
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers
+	TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers tests/bench
 
 # The suite exits 1 when a run failed; PyTorch peer rows (bench/peers/) are added
 # (or recorded as skipped without torch), the report is rendered anyway, then make fails.
@@ -49,6 +49,11 @@ bench: deps build
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
 	  $(PYTHON) reports/render.py $(RESULTS) && echo "report: $(RESULTS)/report.html" || rc=$$?; \
+	  if [ -n "$(HAVE_GPU)" ] && [ -x ./$(BUILD)/bench/tb_microbench_cuda ]; then \
+	    ./$(BUILD)/bench/tb_microbench_cuda --benchmark_filter='memcpy_cuda/d2d|gemm_cuda/mlp-1024x4096x4096x4096x1000/fp32' \
+	      --benchmark_format=json --benchmark_out=$(RESULTS)/microbench_cuda.json > /dev/null || rc=$$?; \
+	    $(PYTHON) bench/gpu_targets.py $(RESULTS) || rc=$$?; \
+	  fi; \
 	  exit $$rc
 
 report:

@@ -109,6 +109,20 @@ void bm_memcpy(benchmark::State& state, bool h2d, bool pinned, int64_t bytes) {
   });
 }
 
+// Device-to-device copy: the device memory bandwidth a resident-data step can use.
+// bytes_per_second counts 2 x size (every byte is read once and written once).
+void bm_memcpy_d2d(benchmark::State& state, int64_t bytes) {
+  guarded(state, [&] {
+    DeviceBuffer<char> src(bytes), dst(bytes);
+    TB_CUDA_CHECK(cudaMemsetAsync(src.get(), 1, static_cast<size_t>(bytes), g_gpu.stream));
+    time_calls(state, 1, [&] {
+      TB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                                    g_gpu.stream));
+    });
+    state.SetBytesProcessed(state.iterations() * 2 * bytes);
+  });
+}
+
 // ---- GEMM ------------------------------------------------------------------------------------
 struct GemmShape {
   std::string workload, role;
@@ -276,6 +290,7 @@ void register_all(bool smoke) {
         register_op("memcpy",
                     std::string(h2d ? "h2d/" : "d2h/") + (pinned ? "pinned/" : "pageable/") + std::to_string(bytes),
                     bm_memcpy, h2d, pinned, bytes);
+  for (int64_t bytes : copy_bytes) register_op("memcpy", "d2d/" + std::to_string(bytes), bm_memcpy_d2d, bytes);
 
   if (smoke) {
     register_workload("smoke", {40, 17, 5}, 33);

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The GPU targets of issues #3 and #4 from one GPU `make bench` folder (gpu.suite)
+and the CUDA micro-benchmarks' JSON written beside it (microbench_cuda.json).
+
+  large MLP step   (mlp-1024x4096x4096x4096x1000-64k, cuda, fp32)
+                   step time <= 1.25 x the sum of the step's cuBLAS GEMM times
+  linear + graph   (linear-64x1-1M-graph, cuda, data resident, --cuda-graph)
+                   data bandwidth >= 60% of the device's measured copy bandwidth
+  weak scaling     (weak-mlp-1024x4096x4096x4096x1000-x8, cuda-ddp, 8 GPUs)
+                   samples/s(8) / (8 x samples/s(x1)) >= 90%
+
+Formulas:
+  step time        = median over repetitions of train_time_s / (epochs x ceil(n_samples / batch_size))
+  GEMM sum         = sum over the step's GEMMs (per layer: forward B x out x in, dW out x in x B,
+                     and dA B x in x out except for the first layer) of the fp32 micro-benchmark
+                     time of that shape (BM_gemm_cuda/<workload>/fp32/<role>/...)
+  data bandwidth   = median samples/s x (inputs + outputs) x 4 bytes (each row read once per epoch)
+  copy bandwidth   = the fastest device-to-device cudaMemcpy in the micro-benchmarks
+                     (BM_memcpy_cuda/d2d/*, bytes = 2 x size: read and written)
+  weak efficiency  = median samples/s of cuda-ddp x8 / (8 x median samples/s of cuda-ddp x1)
+
+Usage: gpu_targets.py RESULTS_DIR   (reads results.csv and microbench_cuda.json;
+prints a Markdown table and writes RESULTS_DIR/gpu_targets.md). Exit 0 when it could
+evaluate (met or not: a target missed is a finding, not a crash); 2 bad input.
+"""
+
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+
+LARGE_MLP = "mlp-1024x4096x4096x4096x1000-64k"
+GEMM_WORKLOAD = "mlp-1024x4096x4096x4096x1000"  # the micro-benchmarks' name for its shapes
+LINEAR_GRAPH = "linear-64x1-1M-graph"
+WEAK_STEM = "weak-mlp-1024x4096x4096x4096x1000"
+STEP_OVER_GEMM_MAX = 1.25
+BANDWIDTH_SHARE_MIN = 0.60
+WEAK_EFFICIENCY_MIN = 0.90
+
+
+def ok_rows(rows, workload, backend):
+    return [r for r in rows if r["workload"] == workload and r["backend"] == backend and r["status"] == "ok"]
+
+
+def step_gemms(layers, batch):
+    """(role, transA, transB, m, n, k) of every GEMM one training step makes, with repeats."""
+    out = []
+    for i in range(len(layers) - 1):
+        n_in, n_out = layers[i], layers[i + 1]
+        out.append(("fwd", "NT", batch, n_out, n_in))
+        out.append(("dW", "TN", n_out, n_in, batch))
+        if i > 0:
+            out.append(("dA", "NN", batch, n_in, n_out))
+    return out
+
+
+def bench_times(bench):
+    """{benchmark name without '/manual_time': (real_time in s, bytes_per_second)}."""
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    out = {}
+    for b in bench.get("benchmarks", []):
+        if b.get("error_occurred") or b.get("run_type", "iteration") != "iteration":
+            continue
+        name = b["name"].removesuffix("/manual_time")
+        out[name] = (b["real_time"] * scale[b.get("time_unit", "ns")], b.get("bytes_per_second"))
+    return out
+
+
+def large_mlp(rows, times):
+    rs = ok_rows(rows, LARGE_MLP, "cuda")
+    rs = [r for r in rs if r["precision"] == "fp32"]
+    if not rs:
+        return None, f"no ok fp32 cuda row of {LARGE_MLP}"
+    r0 = rs[0]
+    layers = [int(v) for v in r0["layers"].split(",")]
+    batch, n, epochs = int(r0["batch_size"]), int(r0["n_samples"]), int(r0["epochs"])
+    steps = epochs * math.ceil(n / batch)
+    step = statistics.median(float(r["train_time_s"]) / steps for r in rs)
+    total = 0.0
+    for role, ops, m, nn, k in step_gemms(layers, batch):
+        name = f"BM_gemm_cuda/{GEMM_WORKLOAD}/fp32/{role}/{ops}/{m}x{nn}x{k}"
+        if name not in times:
+            return None, f"no micro-benchmark {name}"
+        total += times[name][0]
+    ratio = step / total
+    return (ratio <= STEP_OVER_GEMM_MAX,
+            f"step {step * 1e3:.3f} ms / GEMM sum {total * 1e3:.3f} ms = {ratio:.3f} (target <= {STEP_OVER_GEMM_MAX})")
+
+
+def linear_graph(rows, times):
+    rs = ok_rows(rows, LINEAR_GRAPH, "cuda")
+    if not rs:
+        return None, f"no ok cuda row of {LINEAR_GRAPH}"
+    layers = [int(v) for v in rs[0]["layers"].split(",")]
+    data_bw = statistics.median(float(r["samples_per_s"]) for r in rs) * (layers[0] + layers[-1]) * 4
+    copies = [bw for name, (_, bw) in times.items() if name.startswith("BM_memcpy_cuda/d2d/") and bw]
+    if not copies:
+        return None, "no BM_memcpy_cuda/d2d micro-benchmark"
+    copy_bw = max(copies)
+    share = data_bw / copy_bw
+    return (share >= BANDWIDTH_SHARE_MIN,
+            f"data {data_bw / 1e9:.1f} GB/s / copy {copy_bw / 1e9:.1f} GB/s = {share:.0%} "
+            f"(target >= {BANDWIDTH_SHARE_MIN:.0%})")
+
+
+def weak_scaling(rows):
+    one = ok_rows(rows, WEAK_STEM + "-x1", "cuda-ddp")
+    eight = [r for r in ok_rows(rows, WEAK_STEM + "-x8", "cuda-ddp") if r["world_size"] == "8"]
+    if not one or not eight:
+        return None, "needs ok cuda-ddp rows of -x1 and -x8 (8 GPUs)"
+    s1 = statistics.median(float(r["samples_per_s"]) for r in one)
+    s8 = statistics.median(float(r["samples_per_s"]) for r in eight)
+    eff = s8 / (8 * s1)
+    return (eff >= WEAK_EFFICIENCY_MIN,
+            f"{s8:,.0f} / (8 x {s1:,.0f}) samples/s = {eff:.1%} (target >= {WEAK_EFFICIENCY_MIN:.0%})")
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: gpu_targets.py RESULTS_DIR", file=sys.stderr)
+        return 2
+    folder = argv[1]
+    try:
+        with open(os.path.join(folder, "results.csv"), encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        print(f"gpu_targets.py: {folder}/results.csv: {e.strerror}", file=sys.stderr)
+        return 2
+    times = {}
+    bench_path = os.path.join(folder, "microbench_cuda.json")
+    if os.path.isfile(bench_path):
+        try:
+            with open(bench_path, encoding="utf-8") as f:
+                times = bench_times(json.load(f))
+        except (OSError, ValueError, KeyError) as e:
+            print(f"gpu_targets.py: {bench_path}: unreadable: {e}", file=sys.stderr)
+            return 2
+    lines = ["| target | measured | met |", "|---|---|---|"]
+    for label, (met, text) in [("large MLP step vs its GEMMs (#3)", large_mlp(rows, times)),
+                               ("linear, resident data, CUDA graph (#3)", linear_graph(rows, times)),
+                               ("cuda-ddp weak scaling at 8 GPUs (#4)", weak_scaling(rows))]:
+        lines.append(f"| {label} | {text} | {'–' if met is None else ('yes' if met else 'NO')} |")
+    table = "\n".join(lines) + "\n"
+    print(table, end="")
+    with open(os.path.join(folder, "gpu_targets.md"), "w", encoding="utf-8") as f:
+        f.write(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
