@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 
-FILES = ["results.csv", "curves.csv", "env.json", "log.txt", "report.html"]
+FILES = ["results.csv", "curves.csv", "env.json", "log.txt", "report.html", "microbench_cuda.json", "gpu_targets.md"]
 REQUIRED = ["results.csv", "env.json"]
 
 
