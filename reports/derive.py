@@ -7,9 +7,14 @@ listed in FORMULAS and printed in the report.
 
 A configuration (Group) is (run_id, workload, backend, world_size, devices,
 threads); its ok rows are its repetitions. Skipped/failed rows are kept apart.
+
+Weak scaling spans workloads: a family is the workloads named <stem>-x1,
+<stem>-x2, ... <stem>-xN whose global batch and rows grow with N, so every rank
+does the same work per step (WeakFamily, _weak_families()).
 """
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import stats
@@ -47,6 +52,15 @@ FORMULAS = [
                            "for torch-dp/torch-ddp), the same backend otherwise; "
                            "shown for world_size > 1; 100% is ideal"),
     ("ideal scaling line", "base samples/s at world_size 1 × world_size"),
+    ("weak-scaling efficiency", "for a family of workloads <stem>-x1, <stem>-x2, …, <stem>-xN "
+                                "(global batch and rows × N, the same work per rank): median "
+                                "samples/s at N / (N × median samples/s of the base), the base "
+                                "being the same backend and threads at world_size 1 in "
+                                "<stem>-x1 of the same run (else cuda for cuda-dp/cuda-ddp, "
+                                "torch-cuda for torch-dp/torch-ddp); a row whose world_size is "
+                                "not its workload's N is ignored; 100% is ideal"),
+    ("per-rank batch, samples/s per rank", "batch_size / N and median samples/s / N, "
+                                           "for a weak-scaling row at N ranks"),
     ("phase seconds per epoch", "median over repetitions of <phase>_s / epochs, for transfer, "
                                 "forward, backward, comm (exposed), optimizer; "
                                 "other = time per epoch − sum of phases when above "
@@ -91,6 +105,15 @@ class Group:
     efficiency_base: "Group" = None
     loss_rel_err: float = None
     loss_state: str = "noref"                      # ref | match | mismatch | noref
+    # filled by _weak_families() for members of a weak-scaling family
+    weak_n: int = None
+    per_rank_batch: float = None
+    weak_efficiency: float = None
+    weak_base: "Group" = None
+
+    @property
+    def sps_per_rank(self):
+        return self.med_sps / self.weak_n if self.weak_n else None
 
     @property
     def key(self):
@@ -124,12 +147,23 @@ class Workload:
 
 
 @dataclass
+class WeakFamily:
+    """Workloads <stem>-xN sharing a stem; members are their groups at world_size N."""
+    stem: str
+    workloads: list             # member workload names, by N
+    members: list               # Groups with weak_n set, by (machine, backend, threads, N)
+    notes: list                 # plain text: ignored rows, missing bases, uneven per-rank batch
+    multi_host: bool = False
+
+
+@dataclass
 class Summary:
     runs: list
     workloads: list
     skipped: list
     failed: list
     multi_host: bool
+    weak: list = field(default_factory=list)   # WeakFamily, in first-appearance order
 
 
 def _order_key(g):
@@ -229,6 +263,79 @@ def _compare_within_workload(w):
             g.loss_rel_err, g.loss_state = loss_check(g.final_loss, w.ref.final_loss)
 
 
+WEAK_NAME = re.compile(r"^(?P<stem>.+)-x(?P<n>\d+)$")
+
+
+def weak_name(name):
+    """'weak-mlp-x4' -> ('weak-mlp', 4); None when the name has no -xN suffix."""
+    m = WEAK_NAME.match(name)
+    return (m["stem"], int(m["n"])) if m else None
+
+
+def weak_series_label(g, with_origin=False):
+    """One line of a weak-scaling family: 'cuda-ddp', 'cpu-ddp (4 thr)', 'box: cuda-ddp'."""
+    text = g.backend + (f" ({g.threads} thr)" if g.devices == "cpu" else "")
+    return f"{g.origin}: {text}" if with_origin else text
+
+
+def _weak_base(g, bases):
+    """g's world-size-1 row in <stem>-x1 of the same run: the same backend and threads,
+    else SCALING_BASE's backend (cuda for cuda-ddp), preferring the same threads."""
+    base = _pick(bases, lambda b: b.run_id == g.run_id and b.backend == g.backend
+                 and b.threads == g.threads)
+    alt = SCALING_BASE.get(g.backend)
+    if base is None and alt is not None:
+        base = _pick(bases, lambda b: b.run_id == g.run_id and b.backend == alt,
+                     (lambda b: b.threads == g.threads,))
+    return base
+
+
+def _weak_family(stem, members_by_n, multi_host):
+    fam = WeakFamily(stem, [w.name for _, w in members_by_n], [], [], multi_host)
+    for n, w in members_by_n:
+        for g in w.groups:
+            if g.world_size != n:
+                fam.notes.append(f"{w.name}: {g.label(multi_host)} ignored — world size "
+                                 f"{g.world_size} is not the {n} of the name")
+                continue
+            g.weak_n = n
+            g.per_rank_batch = g.rows[0]["batch_size"] / n
+            fam.members.append(g)
+    bases = [g for g in fam.members if g.weak_n == 1]
+    has_x1 = any(n == 1 for n, _ in members_by_n)
+    if not has_x1:
+        fam.notes.append(f"no {stem}-x1 workload: no base, efficiency not computed")
+    series = {}
+    for g in fam.members:
+        series.setdefault((g.run_id, g.backend, g.threads), []).append(g)
+        g.weak_base = _weak_base(g, bases)
+        if g.weak_base is not None:
+            g.weak_efficiency = g.med_sps / (g.weak_n * g.weak_base.med_sps)
+    for gs in series.values():
+        label = weak_series_label(gs[0], multi_host)
+        if has_x1 and gs[0].weak_base is None:
+            fam.notes.append(f"{label}: no base row at world size 1 in {stem}-x1, "
+                             "efficiency not computed")
+        batches = sorted({g.per_rank_batch for g in gs})
+        if len(batches) > 1:
+            fam.notes.append(f"{label}: per-rank batch differs across N "
+                             f"({', '.join(f'{b:g}' for b in batches)}) — not weak scaling")
+    fam.members.sort(key=lambda g: (g.origin if multi_host else "", _order_key(g)[:2],
+                                    g.threads, g.weak_n, g.devices))
+    return fam
+
+
+def _weak_families(workloads, multi_host):
+    """Stems shared by at least two workloads named <stem>-xN -> WeakFamily list."""
+    stems = {}
+    for w in workloads:
+        parsed = weak_name(w.name)
+        if parsed:
+            stems.setdefault(parsed[0], []).append((parsed[1], w))
+    return [_weak_family(stem, sorted(ws, key=lambda t: t[0]), multi_host)
+            for stem, ws in stems.items() if len(ws) > 1]
+
+
 def _disagreements(rows):
     out = []
     for col in WORKLOAD_META:
@@ -275,4 +382,4 @@ def summarize(runs):
     return Summary(runs=runs, workloads=workloads,
                    skipped=[r for r in all_rows if r["state"] == "skipped"],
                    failed=[r for r in all_rows if r["state"] == "failed"],
-                   multi_host=multi_host)
+                   multi_host=multi_host, weak=_weak_families(workloads, multi_host))

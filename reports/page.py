@@ -69,8 +69,8 @@ footer { margin-top: 2rem; font-size: 0.8rem; color: var(--muted); }
 """
 
 
-def _anchor(name):
-    return "w-" + "".join(c if c.isalnum() else "-" for c in name)
+def _anchor(name, prefix="w-"):
+    return prefix + "".join(c if c.isalnum() else "-" for c in name)
 
 
 def _env(run, *keys):
@@ -214,9 +214,35 @@ def _workload_section(w):
     return "".join(out)
 
 
+def _weak_section(summary):
+    """Weak scaling across <stem>-xN workloads; empty when no family exists."""
+    if not summary.weak:
+        return ""
+    out = ['<section id="weak-scaling"><h2>Weak scaling</h2>',
+           '<p class="meta">Workloads named &lt;stem&gt;-xN keep the work per rank fixed '
+           "(global batch and rows × N) and run at world size N. Efficiency = samples/s at N "
+           "/ (N × samples/s of the base at world size 1 in &lt;stem&gt;-x1); 100% is "
+           "ideal.</p>"]
+    for fam in summary.weak:
+        names = ", ".join(fam.workloads)
+        out.append(f'<h3 id="{_anchor(fam.stem, "weak-")}">{esc(fam.stem)}-xN '
+                   f'<span class="muted">({esc(names)})</span></h3>')
+        if fam.members:
+            out.append(tables.weak_table(fam))
+        else:
+            out.append('<p class="bad">No row of this family produced results.</p>')
+        out.append(tables.weak_notes(fam))
+        out.append(_figure(plots.weak_plot(fam), f"{fam.stem}: weak-scaling efficiency (%) "
+                                                  "vs GPUs / ranks, with the 100% ideal line"))
+    out.append("</section>")
+    return "".join(out)
+
+
 def render_html(summary, title="trainbench report"):
     nav = "".join(f'<li><a href="#{_anchor(w.name)}">{esc(w.name)}</a></li>'
                   for w in summary.workloads)
+    if summary.weak:
+        nav += '<li><a href="#weak-scaling">Weak scaling</a></li>'
     env = []
     for run in summary.runs:
         env.append(f"<h3>Run {esc(run.run_id)} <span class=\"muted\">({esc(run.path)})</span></h3>")
@@ -229,6 +255,7 @@ def render_html(summary, title="trainbench report"):
         f'<nav><h3>Workloads</h3><ul>{nav}<li><a href="#environment">Environment</a></li>'
         '<li><a href="#formulas">Formulas</a></li></ul></nav>',
         *(_workload_section(w) for w in summary.workloads),
+        _weak_section(summary),
         '<section id="environment"><h2>Environment</h2>', *env, "</section>",
         '<section id="formulas"><h2>Formulas</h2>',
         "<p>Every derived figure is computed by the report from the CSV rows:</p>",

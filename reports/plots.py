@@ -8,7 +8,8 @@ state, so rendering is repeatable and safe to call many times.
 
 Plots: throughput (median samples/s per configuration, min–max whiskers);
 scaling (samples/s vs world size with the ideal line) when a workload has more
-than one world size; stacked per-phase seconds per epoch; loss curves overlaid.
+than one world size; stacked per-phase seconds per epoch; loss curves overlaid;
+weak-scaling efficiency vs N per weak-scaling family, with the 100% line.
 """
 
 import base64
@@ -21,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
 
-from derive import BACKEND_ORDER  # noqa: E402
+from derive import BACKEND_ORDER, weak_series_label  # noqa: E402
 
 PHASES = ["transfer", "forward", "backward", "comm", "optimizer", "other"]
 PHASE_COLORS = {"transfer": "#8c564b", "forward": "#1f77b4", "backward": "#ff7f0e",
@@ -126,6 +127,41 @@ def scaling_plot(w):
         ax.set_visible(False)
     fig.suptitle(f"{w.name}: scaling")
     fig.tight_layout()
+    return _png(fig)
+
+
+def weak_plot(fam):
+    """Weak-scaling efficiency (%) vs N, one line per (machine, backend, threads), ideal 100%.
+
+    Linear axis from 0 so the distance below 100% reads directly; log2 N ticks.
+    """
+    lines = {}
+    for g in fam.members:
+        if g.weak_efficiency is not None:
+            lines.setdefault(weak_series_label(g, fam.multi_host), []).append(g)
+    if not lines:
+        return None
+    fig = Figure(figsize=(7.0, 4.4))
+    ax = fig.add_subplot(1, 1, 1)
+    sizes = sorted({g.weak_n for gs in lines.values() for g in gs})
+    top = 100.0
+    for i, (label, gs) in enumerate(lines.items()):
+        gs = sorted(gs, key=lambda g: g.weak_n)
+        effs = [100.0 * g.weak_efficiency for g in gs]
+        top = max(top, *effs)
+        ax.plot([g.weak_n for g in gs], effs, marker="os^D"[i % 4],
+                linestyle=LINESTYLES[i % 2], color=backend_color(gs[0].backend), label=label)
+    ax.axhline(100.0, color="#555555", linestyle=":", label="ideal (100%)")
+    if len(sizes) > 1:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [str(n) for n in sizes])
+    ax.minorticks_off()
+    ax.set_xlabel("GPUs / ranks (N)")
+    ax.set_ylabel("efficiency (%)")
+    ax.set_ylim(0, top * 1.08)
+    ax.set_title(f"{fam.stem}-xN: weak-scaling efficiency")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="lower left")
     return _png(fig)
 
 

@@ -1,4 +1,5 @@
-"""HTML tables of the report: per-workload comparison, skipped/failed, environment, formulas.
+"""HTML tables of the report: per-workload comparison, weak scaling, skipped/failed,
+environment, formulas.
 
 Why separate from page.py: tables carry the numbers the tests check, so they are
 built by small pure functions (Summary parts in, HTML string out) that can be
@@ -9,7 +10,7 @@ scrolling wrapper so wide ones stay usable on a phone.
 from html import escape as esc
 
 import fmt
-from derive import CV_FLAG, LOSS_RTOL
+from derive import CV_FLAG, LOSS_RTOL, weak_series_label
 
 MARK_OK = "✓"
 MARK_BAD = "✗ MISMATCH"
@@ -141,6 +142,48 @@ def workload_notes(w):
         cls = "bad" if r["state"] == "failed" else "muted"
         notes.append(f'<li class="{cls}">{esc(_row_label(r, w.multi_host))}: '
                      f'{esc(r["state"])} — {esc(r["reason"])}</li>')
+    return f'<ul class="notes">{"".join(notes)}</ul>' if notes else ""
+
+
+def _per_rank_batch(v):
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.4g}"
+
+
+def weak_table(fam):
+    """One weak-scaling family: a row per (machine, backend, threads, N) member."""
+    head = (["machine"] if fam.multi_host else []) + [
+        "N (GPUs / ranks)", "backend", "devices", "threads", "workload", "per-rank batch",
+        "samples/s (median)", "samples/s per rank", "weak-scaling efficiency"]
+    body = []
+    for g in fam.members:
+        row = [(esc(g.origin), "")] if fam.multi_host else []
+        row += [(str(g.weak_n), "num"), (f"<b>{esc(g.backend)}</b>", ""),
+                (_devices_cell(g.devices), ""), (str(g.threads), "num"), (esc(g.workload), ""),
+                (_per_rank_batch(g.per_rank_batch), "num"), (fmt.sps(g.med_sps), "num"),
+                (fmt.sps(g.sps_per_rank), "num")]
+        if g.weak_efficiency is None:
+            row.append(("–", "muted"))
+        elif g.weak_base.backend != g.backend:
+            row.append((f'{fmt.percent(g.weak_efficiency)} <span class="muted">vs '
+                        f"{esc(g.weak_base.backend)}</span>", "num"))
+        else:
+            row.append((fmt.percent(g.weak_efficiency), "num"))
+        body.append(row)
+    return _table(head, body, "results")
+
+
+def weak_notes(fam):
+    """Under a weak-scaling table: the base of each line, then rows ignored or not computed."""
+    notes, seen = [], set()
+    for g in fam.members:
+        b = g.weak_base
+        line = weak_series_label(g, fam.multi_host)
+        if b is None or (line, id(b)) in seen:
+            continue
+        seen.add((line, id(b)))
+        notes.append(f"<li>base of {esc(line)}: {esc(b.label(fam.multi_host))} in "
+                     f"{esc(b.workload)}, {fmt.sps(b.med_sps)} samples/s</li>")
+    notes += [f'<li class="warn">{esc(n)}</li>' for n in fam.notes]
     return f'<ul class="notes">{"".join(notes)}</ul>' if notes else ""
 
 

@@ -5,6 +5,9 @@ loss that drifts, a broken header) of the same realistic runs, and the expected
 numbers in the tests are derived from the constants here (THROUGHPUT etc.), so a
 reader can redo every check by hand.
 
+Weak scaling: add_weak_family() adds workloads <stem>-x1, -x2, ... to a machine
+(batch and rows × N, so the per-rank batch stays WEAK_BATCH).
+
 Two machines:
   cpubox  CPU only: reference, cpu-omp (4 and 8 threads), cpu-ddp (1 and 2 ranks);
           every GPU backend skipped; one cpu-ddp row failed in the MLP workload.
@@ -71,6 +74,27 @@ NOT_RUN = {
 }
 GPUS = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 85_520_809_984,
          "sm_count": 132, "compute_capability": "9.0"} for i in range(4)]
+
+
+WEAK_BATCH = 1024
+WEAK_ROWS = 32768
+
+
+def weak_workload(n, batch=WEAK_BATCH, rows=WEAK_ROWS):
+    """WORKLOADS entry of <stem>-x<n>: global batch and rows grow with n."""
+    return dict(model="mlp", layers="1024,4096,4096,1000",
+                dataset="synthetic-classification(seed=1)", task="classification",
+                n_samples=rows * n, batch_size=batch * n, lr=0.01, ref_loss=6.5, ref_acc=0.01)
+
+
+def add_weak_family(monkeypatch, machine, stem, members, batch=WEAK_BATCH):
+    """members: {n: {(backend, world_size, devices, threads): samples/s}}; each becomes
+    workload <stem>-x<n> of `machine` (undone by monkeypatch after the test)."""
+    for n, table in members.items():
+        name = f"{stem}-x{n}"
+        monkeypatch.setitem(WORKLOADS, name, weak_workload(n, batch))
+        monkeypatch.setitem(THROUGHPUT[machine], name, dict(table))
+    return [f"{stem}-x{n}" for n in members]
 
 
 def run_id(machine):
