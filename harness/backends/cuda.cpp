@@ -54,6 +54,22 @@ class CudaTrainer final : public Trainer {
     if (opt.cuda_graph && par_.reducer) {  // any world size, 1 included
       throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");
     }
+    try {
+      acquire();
+    } catch (...) {
+      release();  // a constructor that throws gets no destructor call
+      throw;
+    }
+  }
+
+  ~CudaTrainer() override { release(); }
+
+ private:
+  // The constructor's work: streams, cuBLAS handle, events, device and pinned memory,
+  // host registrations — each recorded in a member as soon as it exists, for release().
+  void acquire() {
+    const Dataset& data = data_;
+    const TrainOptions& opt = opt_;
     TB_CUDA_CHECK(cudaSetDevice(opt.device));
     const ModelSpec& m = opt.model;
     const int64_t D = data.d, O = data.o, n = data.n;
@@ -113,7 +129,8 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaEventCreate(&upload_end_));
   }
 
-  ~CudaTrainer() override {
+  // Everything acquire() got, however far it went (the device arena frees itself).
+  void release() noexcept {
     cudaSetDevice(opt_.device);
     // After an error mid-epoch, queued work may still read the mapped host data or
     // write the pinned loss buffer: drain both streams before releasing them.
@@ -122,7 +139,9 @@ class CudaTrainer final : public Trainer {
     for (cudaGraphExec_t g : graph_exec_) {
       if (g) TB_CUDA_WARN(cudaGraphExecDestroy(g));
     }
-    for (cudaEvent_t e : marks_) TB_CUDA_WARN(cudaEventDestroy(e));
+    for (cudaEvent_t e : marks_) {
+      if (e) TB_CUDA_WARN(cudaEventDestroy(e));
+    }
     for (int i = 0; i < 2; ++i) {
       if (staged_[i]) TB_CUDA_WARN(cudaEventDestroy(staged_[i]));
       if (consumed_[i]) TB_CUDA_WARN(cudaEventDestroy(consumed_[i]));
@@ -136,6 +155,7 @@ class CudaTrainer final : public Trainer {
     if (copy_) TB_CUDA_WARN(cudaStreamDestroy(copy_));
   }
 
+ public:
   void set_params(const std::vector<float>& params_in) override {
     TB_CUDA_CHECK(cudaSetDevice(opt_.device));
     std::vector<float> params = params_in;

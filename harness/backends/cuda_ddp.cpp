@@ -89,6 +89,8 @@ class NcclGradReducer final : public GradReducer {
         if (ev) TB_CUDA_WARN(cudaEventDestroy(ev));
       }
     }
+    for (cudaEvent_t ev : ready_) TB_CUDA_WARN(cudaEventDestroy(ev));
+    if (done_) TB_CUDA_WARN(cudaEventDestroy(done_));
     if (comm_) ncclCommDestroy(comm_);
     if (stream_) TB_CUDA_WARN(cudaStreamDestroy(stream_));
   }
