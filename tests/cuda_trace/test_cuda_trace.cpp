@@ -1,6 +1,6 @@
 // tests/cuda_trace/test_cuda_trace.cpp — the `cuda` backend's host-side call
 // discipline, checked on the CPU from the trace of the real trainbench under the fake
-// CUDA runtime (trace_shim.cpp). Tested as far as the logic allows: which calls are
+// CUDA runtime (trace_shim_*.cpp). Tested as far as the logic allows: which calls are
 // made, in which order, on which stream and device — never what they compute (nothing
 // executes; the run's numbers are meaningless and not looked at).
 //   * every run: streams used with their device current, events and handles on the

@@ -1,5 +1,5 @@
 // tests/cuda_trace/trace.h — reading and checking the call traces that the fake CUDA
-// runtime (trace_shim.cpp, format in its header comment) writes while the real
+// runtime (trace_shim_*.cpp, format in trace_shim_state.h) writes while the real
 // trainbench runs a GPU backend on a machine without a GPU. Every check here is
 // about the HOST-SIDE sequence of API calls — which device is current, which stream
 // and handle a call names, what is ordered before what, when the host blocks or

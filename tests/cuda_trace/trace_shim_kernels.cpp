@@ -1,0 +1,126 @@
+// tests/cuda_trace/trace_shim_kernels.cpp — the trace shim's kernel registration and
+// launch: what nvcc's host stubs call. A launch is recorded with the kernel's
+// demangled name, its configuration and its arguments — pointers by the block they
+// point into (a const pointee read, any other written), scalars by value. Nothing runs.
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "trace_shim_state.h"
+
+using namespace tb_trace_shim;
+
+namespace {
+std::map<const void*, std::string> g_kernels;  // host stub -> mangled device name
+thread_local dim3 t_grid, t_block;
+thread_local size_t t_shmem = 0;
+thread_local void* t_stream = nullptr;
+
+// Top-level comma-separated parameter types of a demangled signature.
+std::vector<std::string> param_types(const std::string& sig) {
+  std::vector<std::string> out;
+  const size_t open = sig.find('(');
+  if (open == std::string::npos) return out;
+  int depth = 0;
+  std::string cur;
+  for (size_t i = open + 1; i < sig.size(); ++i) {
+    const char c = sig[i];
+    if ((c == ',' || c == ')') && depth == 0) {
+      while (!cur.empty() && cur.front() == ' ') cur.erase(cur.begin());
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (c == ')') break;
+      continue;
+    }
+    if (c == '<' || c == '(') ++depth;
+    if (c == '>' || c == ')') --depth;
+    cur += c;
+  }
+  return out;
+}
+
+std::string scalar(const std::string& t, const void* v) {
+  if (t == "float") return std::to_string(*static_cast<const float*>(v));
+  if (t == "double") return std::to_string(*static_cast<const double*>(v));
+  if (t == "bool") return std::to_string(int(*static_cast<const bool*>(v)));
+  if (t == "int") return std::to_string(*static_cast<const int*>(v));
+  if (t == "unsigned int") return std::to_string(*static_cast<const unsigned*>(v));
+  if (t == "long" || t == "long long") return std::to_string(*static_cast<const long long*>(v));
+  if (t == "unsigned long" || t == "unsigned long long") {
+    return std::to_string(*static_cast<const unsigned long long*>(v));
+  }
+  return "?";
+}
+}  // namespace
+
+extern "C" {
+
+void** __cudaRegisterFatBinary(void*) {
+  static void* h = nullptr;
+  return &h;
+}
+void __cudaRegisterFatBinaryEnd(void**) {}
+void __cudaUnregisterFatBinary(void**) {}
+void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int, uint3*, uint3*, dim3*,
+                            dim3*, int*) {
+  std::lock_guard<std::mutex> g(g_mu);
+  g_kernels[host_fun] = device_name;
+}
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shmem, struct CUstream_st* s) {
+  t_grid = grid;
+  t_block = block;
+  t_shmem = shmem;
+  t_stream = s;
+  return 0;
+}
+cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shmem, void* s) {
+  *grid = t_grid;
+  *block = t_block;
+  *shmem = t_shmem;
+  *static_cast<void**>(s) = t_stream;
+  return cudaSuccess;
+}
+cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* fun) {
+  *k = reinterpret_cast<cudaKernel_t>(const_cast<void*>(fun));
+  return cudaSuccess;
+}
+cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shmem, cudaStream_t s) {
+  std::lock_guard<std::mutex> g(g_mu);
+  auto it = g_kernels.find(reinterpret_cast<const void*>(k));
+  const std::string mangled = it == g_kernels.end() ? "unknown" : it->second;
+  int st = 0;
+  char* dm = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &st);
+  const std::string sig = dm ? dm : mangled;
+  std::free(dm);
+  std::string name = sig.substr(0, sig.find('('));
+  if (name.rfind("void ", 0) == 0) name = name.substr(5);
+  for (size_t at; (at = name.find(", ")) != std::string::npos;) name.erase(at + 1, 1);
+  for (char& c : name) c = c == ' ' ? '_' : c;
+  std::string shown, acc;
+  const std::vector<std::string> types = param_types(sig);
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string& t = types[i];
+    const size_t star = t.rfind('*');
+    std::string v;
+    if (star != std::string::npos) {
+      const void* p = *static_cast<void* const*>(args[i]);
+      const bool read_only = t.substr(0, star).find("const") != std::string::npos;
+      v = (read_only ? "r:" : "w:") + ptr_name(p);
+      add_access(&acc, access(read_only ? 'r' : 'w', p, 1));
+    } else {
+      v = scalar(t, args[i]);
+    }
+    if (i) shown += ',';
+    shown += v;
+  }
+  Rec("launch").kv("kernel", name).stream(s).kv("grid", grid.x).kv("block", block.x)
+      .kv("shmem", static_cast<long long>(shmem))
+      .kv("args", shown).acc(acc).emit();
+  return cudaSuccess;
+}
+
+}  // extern "C"

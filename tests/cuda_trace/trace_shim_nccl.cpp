@@ -1,0 +1,153 @@
+// tests/cuda_trace/trace_shim_nccl.cpp — the trace shim's fake NCCL: unique id,
+// communicator set-up and teardown, groups, broadcast, reduce and all-reduce, recorded
+// with what each rank reads and writes (trace_shim_state.h). No data moves. Built only
+// where NCCL was found (tests/CMakeLists.txt, with TB_TRACE_NCCL).
+#if !defined(TB_TRACE_NCCL)
+#error "trace_shim_nccl.cpp is built only where NCCL was found, with TB_TRACE_NCCL (tests/CMakeLists.txt)"
+#endif
+
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "trace_shim_state.h"
+
+using namespace tb_trace_shim;
+
+namespace {
+int g_group = 0;
+size_t type_bytes(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8: case ncclUint8: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    default: return 4;
+  }
+}
+Rec& comm_fields(Rec& r, ncclComm_t c, cudaStream_t s) {
+  const Handle* h = handle(c);
+  return r.kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).kv("rank", h ? h->rank : -1).stream(s)
+      .kv("group", g_group);
+}
+int comm_rank(ncclComm_t c) {
+  const Handle* h = handle(c);
+  return h ? h->rank : -1;
+}
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  std::lock_guard<std::mutex> g(g_mu);
+  std::memset(id, 0, sizeof *id);
+  std::snprintf(id->internal, sizeof id->internal, "tb-cuda-trace-fake-nccl-id");
+  Rec("ncclGetUniqueId").emit();
+  return ncclSuccess;
+}
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int n, const int* devs) {
+  std::lock_guard<std::mutex> g(g_mu);
+  std::string d, names;
+  for (int i = 0; i < n; ++i) {
+    const int dev = devs ? devs[i] : i;
+    comms[i] = static_cast<ncclComm_t>(make_handle('N', dev));
+    handle(comms[i])->rank = i;
+    if (i) {
+      d += ',';
+      names += ',';
+    }
+    d += std::to_string(dev);
+    names += handle_name(comms[i]);
+  }
+  Rec("ncclCommInitAll").kv("ndev", n).kv("devs", d).kv("comms", names).emit();
+  return ncclSuccess;
+}
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId, int rank) {
+  std::lock_guard<std::mutex> g(g_mu);
+  *comm = static_cast<ncclComm_t>(make_handle('N', t_dev));
+  handle(*comm)->rank = rank;
+  Rec("ncclCommInitRank").kv("nranks", nranks).kv("rank", rank).kv("comm", handle_name(*comm)).kv("cdev", t_dev).emit();
+  return ncclSuccess;
+}
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId, int rank, ncclConfig_t* config) {
+  std::lock_guard<std::mutex> g(g_mu);
+  *comm = static_cast<ncclComm_t>(make_handle('N', t_dev));
+  handle(*comm)->rank = rank;
+  Rec("ncclCommInitRankConfig").kv("nranks", nranks).kv("rank", rank).kv("blocking", config ? config->blocking : -1)
+      .kv("comm", handle_name(*comm)).kv("cdev", t_dev).emit();
+  return ncclSuccess;
+}
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t* state) {
+  *state = ncclSuccess;
+  return ncclSuccess;
+}
+ncclResult_t ncclCommDestroy(ncclComm_t c) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const Handle* h = handle(c);
+  Rec("ncclCommDestroy").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
+  g_handles.erase(reinterpret_cast<uintptr_t>(c));
+  return ncclSuccess;
+}
+ncclResult_t ncclCommAbort(ncclComm_t c) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const Handle* h = handle(c);
+  Rec("ncclCommAbort").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
+  g_handles.erase(reinterpret_cast<uintptr_t>(c));
+  return ncclSuccess;
+}
+ncclResult_t ncclGroupStart() {
+  std::lock_guard<std::mutex> g(g_mu);
+  ++g_group;
+  Rec("ncclGroupStart").kv("group", g_group).emit();
+  return ncclSuccess;
+}
+ncclResult_t ncclGroupEnd() {
+  std::lock_guard<std::mutex> g(g_mu);
+  Rec("ncclGroupEnd").kv("group", g_group).emit();
+  if (g_group > 0) --g_group;
+  return ncclSuccess;
+}
+ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t t, int root, ncclComm_t c,
+                           cudaStream_t s) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const size_t bytes = count * type_bytes(t);
+  // The root sends (and copies into recv when out of place); the others only receive.
+  std::string acc;
+  if (comm_rank(c) == root) {
+    add_access(&acc, access('r', send, bytes));
+    if (recv != send) add_access(&acc, access('w', recv, bytes));
+  } else {
+    add_access(&acc, access('w', recv, bytes));
+  }
+  Rec r("ncclBroadcast");
+  comm_fields(r, c, s).kv("send", ptr_name(send)).kv("recv", ptr_name(recv)).kv("count", static_cast<long long>(count))
+      .kv("root", root).acc(acc).emit();
+  return ncclSuccess;
+}
+ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
+                        ncclComm_t c, cudaStream_t s) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const size_t bytes = count * type_bytes(t);
+  // Every rank sends; only the root's recv is written.
+  std::string acc;
+  add_access(&acc, access('r', send, bytes));
+  if (comm_rank(c) == root) add_access(&acc, access('w', recv, bytes));
+  Rec r("ncclReduce");
+  comm_fields(r, c, s).kv("send", ptr_name(send)).kv("recv", ptr_name(recv)).kv("count", static_cast<long long>(count))
+      .kv("op", static_cast<int>(op)).kv("root", root).acc(acc).emit();
+  return ncclSuccess;
+}
+ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c,
+                           cudaStream_t s) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const size_t bytes = count * type_bytes(t);
+  Rec r("ncclAllReduce");
+  comm_fields(r, c, s).kv("send", ptr_name(send)).kv("recv", ptr_name(recv)).kv("count", static_cast<long long>(count))
+      .kv("op", static_cast<int>(op)).acc(copy_access(recv, send, bytes)).emit();
+  return ncclSuccess;
+}
+const char* ncclGetErrorString(ncclResult_t) { return "fake NCCL error (tests/cuda_trace shim)"; }
+
+}  // extern "C"
