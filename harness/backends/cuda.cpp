@@ -7,7 +7,8 @@
 // Data placement: `device` uploads the dataset at the start of each repetition
 // (timed as transfer) and gathers/reads batches on the device; `host` registers the
 // host dataset as pinned, mapped memory and a copy stream stages batch s+1 into one
-// of two device buffers while batch s computes (double buffering, ordered by events).
+// of two device buffers while batch s computes (double buffering, ordered by events;
+// the buffers: cuda_staging.h).
 // Timing: CUDA events recorded in-stream at each phase boundary, read after the
 // epoch's single synchronisation. --cuda-graph captures forward+loss+backward+update
 // of a full batch once and replays it (per-phase split then not measured).
@@ -23,6 +24,7 @@
 
 #include "harness/backend.h"
 #include "harness/backends/cuda_parallel.h"
+#include "harness/backends/cuda_staging.h"
 #include "harness/backends/cuda_upload.h"
 #include "harness/backends/device_arena.h"
 #include "harness/ddp_plan.h"
@@ -97,13 +99,7 @@ class CudaTrainer final : public Trainer {
     for (size_t l = 1; l < m.layers.size(); ++l) acts_[l] = arena_.alloc<float>(max_rows_ * m.layers[l]);
     delta_ = arena_.alloc<float>(max_rows_ * m.max_width());
     delta_prev_ = arena_.alloc<float>(max_rows_ * m.max_width());
-    for (int i = 0; i < 2; ++i) {
-      xb_[i] = arena_.alloc<float>(max_rows_ * D);
-      if (cls) lb_[i] = arena_.alloc<int32_t>(max_rows_);
-      else yb_[i] = arena_.alloc<float>(max_rows_ * O);
-      TB_CUDA_CHECK(cudaEventCreateWithFlags(&staged_[i], cudaEventDisableTiming));
-      TB_CUDA_CHECK(cudaEventCreateWithFlags(&consumed_[i], cudaEventDisableTiming));
-    }
+    staging_.acquire(arena_, max_rows_, D, O, cls);
     order_ = arena_.alloc<int64_t>(n);
     max_steps_ = (n + opt.batch - 1) / opt.batch;
     step_loss_ = arena_.alloc<double>(max_steps_ + 2);  // + eval loss sum and graph scratch
@@ -142,10 +138,7 @@ class CudaTrainer final : public Trainer {
     for (cudaEvent_t e : marks_) {
       if (e) TB_CUDA_WARN(cudaEventDestroy(e));
     }
-    for (int i = 0; i < 2; ++i) {
-      if (staged_[i]) TB_CUDA_WARN(cudaEventDestroy(staged_[i]));
-      if (consumed_[i]) TB_CUDA_WARN(cudaEventDestroy(consumed_[i]));
-    }
+    staging_.release();
     if (upload_start_) TB_CUDA_WARN(cudaEventDestroy(upload_start_));
     if (upload_end_) TB_CUDA_WARN(cudaEventDestroy(upload_end_));
     for (void* p : registered_) TB_CUDA_WARN(cudaHostUnregister(p));
@@ -235,13 +228,13 @@ class CudaTrainer final : public Trainer {
       }
     } else {
       // Host placement: the double-buffer schedule (harness/transfer_schedule.h).
-      TB_CUDA_CHECK(cudaEventRecord(consumed_[0], compute_));
-      TB_CUDA_CHECK(cudaEventRecord(consumed_[1], compute_));
+      TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(0), compute_));
+      TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(1), compute_));
       for (const StagingOp& op : double_buffer_schedule(plan.num_batches)) {
         cudaEvent_t* mk = &marks_[static_cast<size_t>(op.step * kMarks)];
         switch (op.kind) {
           case StagingOp::kCopyWaitsConsumed:
-            TB_CUDA_CHECK(cudaStreamWaitEvent(copy_, consumed_[op.buffer], 0));
+            TB_CUDA_CHECK(cudaStreamWaitEvent(copy_, staging_.consumed(op.buffer), 0));
             break;
           case StagingOp::kCopyFills: {
             const auto [begin, local] = shard(op.step);
@@ -249,19 +242,20 @@ class CudaTrainer final : public Trainer {
             break;
           }
           case StagingOp::kCopyRecordsStaged:
-            TB_CUDA_CHECK(cudaEventRecord(staged_[op.buffer], copy_));
+            TB_CUDA_CHECK(cudaEventRecord(staging_.staged(op.buffer), copy_));
             break;
           case StagingOp::kComputeWaitsStaged:  // the wait is what transfer costs the step
             TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
-            TB_CUDA_CHECK(cudaStreamWaitEvent(compute_, staged_[op.buffer], 0));
+            TB_CUDA_CHECK(cudaStreamWaitEvent(compute_, staging_.staged(op.buffer), 0));
             TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
             break;
           case StagingOp::kComputeTrains:
             maybe_inject_fault();
-            train_step(staged(op.buffer), shard(op.step).second, rows_of(op.step), plan.batch, op.step, op.buffer);
+            train_step(staging_.batch(op.buffer), shard(op.step).second, rows_of(op.step), plan.batch, op.step,
+                       op.buffer);
             break;
           case StagingOp::kComputeRecordsConsumed:
-            TB_CUDA_CHECK(cudaEventRecord(consumed_[op.buffer], compute_));
+            TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(op.buffer), compute_));
             break;
         }
       }
@@ -370,31 +364,8 @@ class CudaTrainer final : public Trainer {
   // Writes the rows at order positions [begin, begin + count) into staging buffer i
   // on `stream`: a gather (shuffled) or one copy of consecutive rows.
   void fill(int i, int64_t begin, int64_t count, bool shuffled, cudaStream_t stream) {
-    const int64_t D = data_.d, O = data_.o;
     const int64_t r0 = shuffled ? 0 : host_order_[begin];
-    if (shuffled) {
-      cuda::gather_rows(xd_, order_ + begin, count, D, xb_[i], stream);
-      if (ld_) cuda::gather_labels(ld_, order_ + begin, count, lb_[i], stream);
-      else cuda::gather_rows(yd_, order_ + begin, count, O, yb_[i], stream);
-    } else {
-      TB_CUDA_CHECK(cudaMemcpyAsync(xb_[i], xd_ + r0 * D, static_cast<size_t>(count * D) * sizeof(float),
-                                    cudaMemcpyDefault, stream));
-      if (ld_) {
-        TB_CUDA_CHECK(cudaMemcpyAsync(lb_[i], ld_ + r0, static_cast<size_t>(count) * sizeof(int32_t),
-                                      cudaMemcpyDefault, stream));
-      } else {
-        TB_CUDA_CHECK(cudaMemcpyAsync(yb_[i], yd_ + r0 * O, static_cast<size_t>(count * O) * sizeof(float),
-                                      cudaMemcpyDefault, stream));
-      }
-    }
-  }
-
-  Batch staged(int i) const {
-    Batch b;
-    b.x = xb_[i];
-    b.y = yb_[i];
-    b.labels = lb_[i];
-    return b;
+    staging_.fill(i, Batch{xd_, yd_, ld_}, order_ + begin, r0, count, shuffled, stream);
   }
 
   // Device placement: a batch is read in place when unshuffled, else gathered on
@@ -403,7 +374,7 @@ class CudaTrainer final : public Trainer {
     const bool graphed = opt_.cuda_graph && count == plan.batch;
     if (!shuffled && !graphed) return contiguous(host_order_[begin]);
     fill(0, begin, count, shuffled, compute_);
-    return staged(0);
+    return staging_.batch(0);
   }
 
   // Forward + loss + backward (+ gradient reduction) + update of step s on this
@@ -552,9 +523,7 @@ class CudaTrainer final : public Trainer {
   cublasHandle_t cublas_ = nullptr;
   float *params_ = nullptr, *grads_ = nullptr, *velocity_ = nullptr, *delta_ = nullptr, *delta_prev_ = nullptr;
   std::vector<float*> acts_;
-  float* xb_[2] = {nullptr, nullptr};
-  float* yb_[2] = {nullptr, nullptr};
-  int32_t* lb_[2] = {nullptr, nullptr};
+  BatchStaging staging_;  // two batch buffers and their staged/consumed events
   float* xd_ = nullptr;     // dataset X on the device, or the mapped view of the host copy
   float* yd_ = nullptr;
   int32_t* ld_ = nullptr;
@@ -563,7 +532,6 @@ class CudaTrainer final : public Trainer {
   double* step_loss_ = nullptr;  // [max_steps_] per-step sums, then eval sum, then graph scratch
   double* step_loss_host_ = nullptr;
   unsigned long long* hits_ = nullptr;
-  cudaEvent_t staged_[2] = {nullptr, nullptr}, consumed_[2] = {nullptr, nullptr};
   cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr;
   std::vector<cudaEvent_t> marks_;
   std::vector<void*> registered_;
