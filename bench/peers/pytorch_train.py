@@ -44,182 +44,22 @@ Without an importable torch every row is `skipped: python3-torch not importable
 """
 
 import argparse
-import csv
-import datetime
-import json
 import math
 import os
-import platform
 import resource
-import socket
-import struct
 import sys
 import time
 
 import numpy as np
 
-EXPORT_VERSION = 1
-DATA_MAGIC = b"TBDATA\0\0"
-ORDER_MAGIC = b"TBORDER\0"
-PARAM_MAGIC = b"TBPARAM1"
-HEADER_BYTES = 64
+# The sibling modules, also when this file is run by path from another folder (by
+# torchrun --no_python, or through runpy).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from peer_export import BadInput, load_export, read_data, read_orders, read_params, write_params  # noqa: E402
+from peer_rows import Results, base_row, fmt_num, identity, record_env  # noqa: E402
+
 EVAL_CHUNK = 4096  # rows per forward pass when measuring the final loss
-
-
-class BadInput(Exception):
-    """Unusable export or results file; str() is the one line printed."""
-
-
-# ---- reading an export (formats: harness/export.h) -----------------------------------
-
-def _header(path, magic):
-    with open(path, "rb") as f:
-        head = f.read(HEADER_BYTES)
-    if len(head) < HEADER_BYTES or head[:8] != magic:
-        name = magic.rstrip(b"\0").decode()
-        raise BadInput(f"{path}: not a {name} file (bad magic)")
-    fields = struct.unpack("<7q", head[8:])
-    if fields[0] != EXPORT_VERSION:
-        raise BadInput(f"{path}: version {fields[0]}, this script reads version {EXPORT_VERSION}")
-    return fields
-
-
-def read_data(path, shared=False):
-    """data.bin -> (task, X n x d float32, Y n x o float32 or labels n int32).
-    shared: map the file copy-on-write instead of reading it, so that the ranks of
-    a DDP run on one machine share one copy of the data in the page cache."""
-    _, task, n, d, o, _, _ = _header(path, DATA_MAGIC)
-    want = HEADER_BYTES + 4 * n * d + 4 * (n if task == 1 else n * o)
-    if os.path.getsize(path) != want:
-        raise BadInput(f"{path}: {os.path.getsize(path)} bytes, expected {want} for n={n} d={d} o={o}")
-
-    def load(dtype, count, offset, shape):
-        if shared and count:
-            return np.memmap(path, dtype, mode="c", offset=offset, shape=shape)
-        return np.fromfile(path, dtype, count=count, offset=offset).reshape(shape)
-    x = load("<f4", n * d, HEADER_BYTES, (n, d))
-    if task == 1:
-        y = load("<i4", n, HEADER_BYTES + 4 * n * d, (n,))
-    else:
-        y = load("<f4", n * o, HEADER_BYTES + 4 * n * d, (n, o))
-    return ("classification" if task == 1 else "regression"), x, y
-
-
-def read_orders(path, n):
-    _, epochs, rows, *_ = _header(path, ORDER_MAGIC)
-    if rows != n or os.path.getsize(path) != HEADER_BYTES + 8 * epochs * n:
-        raise BadInput(f"{path}: shape {epochs} x {rows} does not match the data's {n} rows")
-    return np.fromfile(path, "<i8", offset=HEADER_BYTES).reshape(epochs, n)
-
-
-def read_params(path):
-    with open(path, "rb") as f:
-        head = f.read(16)
-    if len(head) < 16 or head[:8] != PARAM_MAGIC:
-        raise BadInput(f"{path}: not a TBPARAM1 file")
-    (count,) = struct.unpack("<q", head[8:])
-    if os.path.getsize(path) != 16 + 4 * count:
-        raise BadInput(f"{path}: size does not match its count {count}")
-    return np.fromfile(path, "<f4", offset=16)
-
-
-def write_params(path, flat):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(PARAM_MAGIC + struct.pack("<q", flat.size) + flat.astype("<f4").tobytes())
-    os.replace(tmp, path)
-
-
-def load_export(folder):
-    try:
-        with open(os.path.join(folder, "workload.json"), encoding="utf-8") as f:
-            w = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise BadInput(f"{folder}/workload.json: {e}") from e
-    if w.get("format") != "trainbench-export" or w.get("version") != EXPORT_VERSION:
-        raise BadInput(f"{folder}/workload.json: not a version-{EXPORT_VERSION} trainbench export")
-    return w
-
-
-# ---- the results CSV -----------------------------------------------------------------
-
-def _num(v):
-    return "%.9g" % v  # as harness/result_row.cpp writes numbers
-
-
-class Results:
-    """Appends whole rows to an existing results.csv (and curves.csv) in its own header order."""
-
-    def __init__(self, path):
-        self.path = path
-        self.header = self._header(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        curves = os.path.join(folder, "curves.csv")
-        self.curves = curves if os.path.basename(path) == "results.csv" and os.path.isfile(curves) else None
-        self.curves_header = self._header(self.curves, ("epoch", "train_loss")) if self.curves else None
-        self.last = self._last_row(path)
-
-    @staticmethod
-    def _header(path, required=("backend", "status")):
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise BadInput(f"{path}: {e.strerror} (the peer appends to an existing results file)") from e
-        if not data.endswith(b"\n"):
-            raise BadInput(f"{path}: no final newline (refusing to append to a truncated file)")
-        first = data.split(b"\n", 1)[0].decode("utf-8")
-        header = next(csv.reader([first]))
-        if not all(c in header for c in required):
-            raise BadInput(f"{path}: not a trainbench results file (header: {first[:60]})")
-        return header
-
-    @staticmethod
-    def _last_row(path):
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
-        return rows[-1] if rows else {}
-
-    def _append(self, path, header, values):
-        unknown = set(values) - set(header)
-        if unknown:
-            raise BadInput(f"{path}: header lacks column(s) {sorted(unknown)}")
-        line = _csv_line([values.get(c, "") for c in header])
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, line.encode("utf-8"))  # one write per row, as the harness does
-        finally:
-            os.close(fd)
-
-    def append(self, values):
-        self._append(self.path, self.header, values)
-
-    def append_curve(self, values):
-        if self.curves:
-            self._append(self.curves, self.curves_header, values)
-
-
-def _csv_line(fields):
-    class Line:
-        text = ""
-
-        def write(self, s):
-            self.text += s
-    out = Line()
-    csv.writer(out, lineterminator="\n").writerow(fields)
-    return out.text
-
-
-def base_row(w, ident, backend, threads, device):
-    return {
-        "schema_version": "1", "run_id": ident["run_id"], "timestamp": ident["timestamp"],
-        "host": ident["host"], "workload": w["workload"], "backend": backend, "model": w["model"],
-        "layers": ",".join(str(v) for v in w["layers"]), "dataset": w["dataset"], "task": w["task"],
-        "n_samples": str(w["n"]), "batch_size": str(w["batch"]), "epochs": str(w["epochs"]),
-        "lr": _num(w["lr"]), "momentum": _num(w["momentum"]), "weight_decay": _num(w["weight_decay"]),
-        "seed": str(w["seed"]), "precision": w.get("precision", "fp32"), "world_size": "1",
-        "devices": device, "threads": str(threads), "repetition": "0",
-    }
 
 
 # ---- training --------------------------------------------------------------------------
@@ -404,11 +244,11 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
             checksum = float(np.sum(flat, dtype=np.float64))
             row = dict(base)
             row.update({
-                "repetition": str(rep), "train_time_s": _num(train_s),
-                "samples_per_s": _num(w["epochs"] * w["rows_per_epoch"] / train_s),
-                **{k: _num(v) for k, v in tr.phases.items()},
-                "comm_s": _num(0.0), "allreduce_bytes_per_step": "0", "comm_busbw_gbps": "",
-                "final_loss": _num(loss), "final_accuracy": "" if acc is None else _num(acc),
+                "repetition": str(rep), "train_time_s": fmt_num(train_s),
+                "samples_per_s": fmt_num(w["epochs"] * w["rows_per_epoch"] / train_s),
+                **{k: fmt_num(v) for k, v in tr.phases.items()},
+                "comm_s": fmt_num(0.0), "allreduce_bytes_per_step": "0", "comm_busbw_gbps": "",
+                "final_loss": fmt_num(loss), "final_accuracy": "" if acc is None else fmt_num(acc),
                 "param_checksum": "%.12g" % checksum,
                 "peak_host_mem_bytes": str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
                 "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if tr.cuda else 0),
@@ -420,7 +260,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
                                       "workload": w["workload"], "backend": backend,
                                       "world_size": world, "devices": devname,
                                       "threads": str(row_threads), "repetition": str(rep),
-                                      "epoch": str(e + 1), "train_loss": _num(v)})
+                                      "epoch": str(e + 1), "train_loss": fmt_num(v)})
             print(f"{label} rep {rep}: ok  {float(row['samples_per_s']):.4g} samples/s  "
                   f"final_loss {loss:.6g}", flush=True)
             if rep + 1 == args.reps and args.save_params:
@@ -581,15 +421,15 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
             checksum = float(np.sum(flat, dtype=np.float64))
             row = dict(base)
             row.update({
-                "repetition": str(rep), "train_time_s": _num(train_s),
-                "samples_per_s": _num(w["epochs"] * w["rows_per_epoch"] / train_s),
-                "transfer_s": _num(times[1]), "forward_s": _num(times[2]),
+                "repetition": str(rep), "train_time_s": fmt_num(train_s),
+                "samples_per_s": fmt_num(w["epochs"] * w["rows_per_epoch"] / train_s),
+                "transfer_s": fmt_num(times[1]), "forward_s": fmt_num(times[2]),
                 # backward_s includes DDP's gradient all-reduce (overlapped, not separable
                 # from outside torch), so comm_s is 0 like every unmeasured phase.
-                "backward_s": _num(times[3]), "optimizer_s": _num(times[4]), "comm_s": _num(0.0),
+                "backward_s": fmt_num(times[3]), "optimizer_s": fmt_num(times[4]), "comm_s": fmt_num(0.0),
                 "allreduce_bytes_per_step": str(4 * flat.size if world > 1 else 0),
                 "comm_busbw_gbps": "",
-                "final_loss": _num(loss), "final_accuracy": "" if acc is None else _num(acc),
+                "final_loss": fmt_num(loss), "final_accuracy": "" if acc is None else fmt_num(acc),
                 "param_checksum": "%.12g" % checksum,
                 "peak_host_mem_bytes": str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
                 "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if cuda else 0),
@@ -604,7 +444,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
                                       "workload": w["workload"], "backend": "torch-ddp",
                                       "world_size": str(world), "devices": devname,
                                       "threads": str(row_threads), "repetition": str(rep),
-                                      "epoch": str(e + 1), "train_loss": _num(v)})
+                                      "epoch": str(e + 1), "train_loss": fmt_num(v)})
             print(f"{label} rep {rep}: ok  {float(row['samples_per_s']):.4g} samples/s  "
                   f"final_loss {loss:.6g}", flush=True)
             if rep + 1 == args.reps and args.save_params:
@@ -626,66 +466,6 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
     # The other ranks may be blocked in a collective: leave now, torchrun ends the rest.
     os._exit(1)
 
-
-# ---- provenance --------------------------------------------------------------------------
-
-def loaded_blas():
-    """Shared BLAS/OpenMP libraries mapped into this process (which OpenBLAS build torch got)."""
-    libs = set()
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as f:
-            for line in f:
-                path = line.split()[-1]
-                name = os.path.basename(path)
-                if any(k in name for k in ("blas", "lapack", "gomp", "iomp", "mkl")):
-                    libs.add(os.path.realpath(path))
-    except OSError:
-        pass
-    return sorted(libs)
-
-
-def record_env(results_path, torch, threads, argv):
-    """Adds a "peer_torch" entry to the env.json beside the results (if there is one)."""
-    folder = os.path.dirname(os.path.abspath(results_path))
-    cands = [os.path.join(folder, "env.json"), results_path + ".env.json"]
-    path = next((p for p in cands if os.path.isfile(p)), None)
-    if path is None:
-        return
-    with open(path, encoding="utf-8") as f:
-        env = json.load(f)
-    info = {
-        "torch": torch.__version__ if torch else None,
-        "python": platform.python_version(),
-        "threads": threads,
-        "cuda_available": bool(torch and torch.cuda.is_available()),
-        "libraries": loaded_blas(),
-        "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", ""),
-        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
-        "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE", ""),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),
-        "command_line": " ".join(argv),
-    }
-    if torch:
-        config = torch.__config__.show()
-        info["cpu_capability"] = next((l.split(":", 1)[1].strip() for l in config.splitlines()
-                                       if "CPU capability usage" in l), "")
-        info["blas_info"] = next((f.split("=", 1)[1] for f in config.replace(",", " ").split()
-                                  if f.startswith("BLAS_INFO=")), "")
-        info["mkldnn"] = bool(torch.backends.mkldnn.is_available())
-    env["peer_torch"] = info  # the last peer run into this folder
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(env, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
-def identity(results):
-    last = results.last
-    now = datetime.datetime.now(datetime.timezone.utc)
-    host = last.get("host") or socket.gethostname()
-    return {"run_id": last.get("run_id") or now.strftime("%Y%m%d-%H%M%S-") + host,
-            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": host}
 
 
 def parse_threads(text):

@@ -1,0 +1,159 @@
+"""What the PyTorch peer (pytorch_train.py) writes beside its training: whole rows
+appended to a trainbench results.csv (and the matching curves.csv), in the
+file's own header order and number format; the identity (run_id, timestamp,
+host) the rows share; and the environment facts (torch, BLAS libraries, thread
+settings) recorded into the env.json beside the results.
+"""
+
+import csv
+import datetime
+import json
+import os
+import platform
+import socket
+
+from peer_export import BadInput
+
+
+# ---- the results CSV -----------------------------------------------------------------
+
+def fmt_num(v):
+    return "%.9g" % v  # as harness/result_row.cpp writes numbers
+
+
+class Results:
+    """Appends whole rows to an existing results.csv (and curves.csv) in its own header order."""
+
+    def __init__(self, path):
+        self.path = path
+        self.header = self._header(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        curves = os.path.join(folder, "curves.csv")
+        self.curves = curves if os.path.basename(path) == "results.csv" and os.path.isfile(curves) else None
+        self.curves_header = self._header(self.curves, ("epoch", "train_loss")) if self.curves else None
+        self.last = self._last_row(path)
+
+    @staticmethod
+    def _header(path, required=("backend", "status")):
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise BadInput(f"{path}: {e.strerror} (the peer appends to an existing results file)") from e
+        if not data.endswith(b"\n"):
+            raise BadInput(f"{path}: no final newline (refusing to append to a truncated file)")
+        first = data.split(b"\n", 1)[0].decode("utf-8")
+        header = next(csv.reader([first]))
+        if not all(c in header for c in required):
+            raise BadInput(f"{path}: not a trainbench results file (header: {first[:60]})")
+        return header
+
+    @staticmethod
+    def _last_row(path):
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        return rows[-1] if rows else {}
+
+    def _append(self, path, header, values):
+        unknown = set(values) - set(header)
+        if unknown:
+            raise BadInput(f"{path}: header lacks column(s) {sorted(unknown)}")
+        line = _csv_line([values.get(c, "") for c in header])
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line.encode("utf-8"))  # one write per row, as the harness does
+        finally:
+            os.close(fd)
+
+    def append(self, values):
+        self._append(self.path, self.header, values)
+
+    def append_curve(self, values):
+        if self.curves:
+            self._append(self.curves, self.curves_header, values)
+
+
+def _csv_line(fields):
+    class Line:
+        text = ""
+
+        def write(self, s):
+            self.text += s
+    out = Line()
+    csv.writer(out, lineterminator="\n").writerow(fields)
+    return out.text
+
+
+def base_row(w, ident, backend, threads, device):
+    return {
+        "schema_version": "1", "run_id": ident["run_id"], "timestamp": ident["timestamp"],
+        "host": ident["host"], "workload": w["workload"], "backend": backend, "model": w["model"],
+        "layers": ",".join(str(v) for v in w["layers"]), "dataset": w["dataset"], "task": w["task"],
+        "n_samples": str(w["n"]), "batch_size": str(w["batch"]), "epochs": str(w["epochs"]),
+        "lr": fmt_num(w["lr"]), "momentum": fmt_num(w["momentum"]),
+        "weight_decay": fmt_num(w["weight_decay"]),
+        "seed": str(w["seed"]), "precision": w.get("precision", "fp32"), "world_size": "1",
+        "devices": device, "threads": str(threads), "repetition": "0",
+    }
+
+
+# ---- provenance --------------------------------------------------------------------------
+
+def loaded_blas():
+    """Shared BLAS/OpenMP libraries mapped into this process (which OpenBLAS build torch got)."""
+    libs = set()
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            for line in f:
+                path = line.split()[-1]
+                name = os.path.basename(path)
+                if any(k in name for k in ("blas", "lapack", "gomp", "iomp", "mkl")):
+                    libs.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return sorted(libs)
+
+
+def record_env(results_path, torch, threads, argv):
+    """Adds a "peer_torch" entry to the env.json beside the results (if there is one)."""
+    folder = os.path.dirname(os.path.abspath(results_path))
+    cands = [os.path.join(folder, "env.json"), results_path + ".env.json"]
+    path = next((p for p in cands if os.path.isfile(p)), None)
+    if path is None:
+        return
+    with open(path, encoding="utf-8") as f:
+        env = json.load(f)
+    info = {
+        "torch": torch.__version__ if torch else None,
+        "python": platform.python_version(),
+        "threads": threads,
+        "cuda_available": bool(torch and torch.cuda.is_available()),
+        "libraries": loaded_blas(),
+        "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", ""),
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
+        "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE", ""),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),
+        "command_line": " ".join(argv),
+    }
+    if torch:
+        config = torch.__config__.show()
+        info["cpu_capability"] = next((l.split(":", 1)[1].strip() for l in config.splitlines()
+                                       if "CPU capability usage" in l), "")
+        info["blas_info"] = next((f.split("=", 1)[1] for f in config.replace(",", " ").split()
+                                  if f.startswith("BLAS_INFO=")), "")
+        info["mkldnn"] = bool(torch.backends.mkldnn.is_available())
+    env["peer_torch"] = info  # the last peer run into this folder
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(env, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def identity(results):
+    last = results.last
+    now = datetime.datetime.now(datetime.timezone.utc)
+    host = last.get("host") or socket.gethostname()
+    return {"run_id": last.get("run_id") or now.strftime("%Y%m%d-%H%M%S-") + host,
+            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": host}
+
