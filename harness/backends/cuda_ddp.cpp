@@ -75,8 +75,16 @@ class NcclGradReducer final : public GradReducer {
     ncclComm_t comm = nullptr;
     const ncclResult_t r = ncclCommInitRankConfig(&comm, world.size(), id, world.rank(), &config);
     comm_ = comm;
-    TB_NCCL_CHECK_SETTLED(r);
-    TB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    try {
+      TB_NCCL_CHECK_SETTLED(r);
+      TB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    } catch (...) {
+      // No destructor runs for a half-built object: leave nothing behind (abort, not
+      // destroy: the other ranks may already be gone).
+      if (comm_) ncclCommAbort(comm_);
+      comm_ = nullptr;
+      throw;
+    }
     watchdog_ = std::thread([this] { watch(); });
   }
 
