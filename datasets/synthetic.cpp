@@ -77,7 +77,7 @@ template <class RowOf>
 void fill_rows(const DatasetSpec& spec, Task task, int64_t rows, RowOf row_of, float* x, float* y, int32_t* labels) {
   if (rows == 0) return;
   if (x == nullptr || (task == Task::kRegression ? y == nullptr : labels == nullptr)) {
-    throw std::invalid_argument(std::string("generate_rows: null output buffer (x and ") +
+    throw std::invalid_argument(std::string("synthetic data: null output buffer (x and ") +
                                 (task == Task::kRegression ? "y" : "labels") + " are required)");
   }
   const int64_t d = spec.d, o = spec.o;

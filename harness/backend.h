@@ -82,6 +82,9 @@ class Trainer {
   virtual double max_over_ranks(double seconds) { return seconds; }
   virtual bool is_root() const { return true; }
   virtual int rank() const { return 0; }
+  // Multi-process trainers: true when `ok` holds on every rank (a collective: every
+  // rank must call it), so all ranks take the same branch.
+  virtual bool all_ranks_ok(bool ok) { return ok; }
   virtual int64_t allreduce_bytes_per_step() const { return 0; }
   // Seconds spent inside all-reduces and their count since the last take_phase_times().
   virtual double allreduce_busy_s() const { return 0; }

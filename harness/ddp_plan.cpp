@@ -82,8 +82,9 @@ Fault fault_from_env() {
     else if (k == "kind") f.kind = v;
   }
   if (f.rank < 0 || f.step < 1 ||
-      (f.kind != "throw" && f.kind != "exit" && f.kind != "kill" && f.kind != "hang" && f.kind != "nan")) {
-    throw std::invalid_argument(std::string("TB_FAULT: expected rank=R,step=S,kind=throw|exit|kill|hang|nan (got '") +
+      (f.kind != "throw" && f.kind != "exit" && f.kind != "kill" && f.kind != "hang" && f.kind != "nan" &&
+       f.kind != "setup")) {
+    throw std::invalid_argument(std::string("TB_FAULT: expected rank=R,step=S,kind=throw|exit|kill|hang|nan|setup (got '") +
                                 env + "')");
   }
   return f;

@@ -70,7 +70,8 @@ void tree_sum(T* v, int k, int64_t n) {
 
 // Fault injection for tests (environment variable TB_FAULT="rank=R,step=S,kind=K",
 // K one of throw, exit, kill, hang, nan): the fault fires on rank R at its S-th
-// training step (1-based, warm-up included).
+// training step (1-based, warm-up included); kind setup makes rank R's trainer
+// fail while it is built (before any step), a failure of that rank alone.
 struct Fault {
   int rank = -1;
   int64_t step = -1;

@@ -89,9 +89,24 @@ int finish(int code, const std::string& why) {
   return code;
 }
 
+// A command's exit code, and why a multi-process job must be aborted ("" when not).
+struct CmdExit {
+  int code = 0;
+  std::string abort_why;
+};
+
+// How a run ends this process: a failure of this rank alone takes the whole job down
+// at once (finish() aborts), rather than leaving the other ranks in a collective until
+// the watchdog's deadline.
+CmdExit exit_of(const RunOutcome& o, const RunConfig& c) {
+  if (!o.failed) return {};
+  if (!o.local_failure || o.rows.empty()) return {1, ""};
+  return {1, "rank " + std::to_string(process_rank(c).rank) + ": " + o.rows.front().status};
+}
+
 // `suite-worker FILE INDEX RUN_ID TIMESTAMP DIR` (internal): one configuration of a
 // suite, started by the suite under mpirun; rank 0 writes DIR/results.csv and curves.csv.
-int cmd_suite_worker(const std::vector<std::string>& a) {
+CmdExit cmd_suite_worker(const std::vector<std::string>& a) {
   if (a.size() != 5) throw UsageError("suite-worker: internal command (FILE INDEX RUN_ID TIMESTAMP DIR)");
   const std::vector<RunConfig> configs = expand_suite(parse_suite(a[0]));
   const size_t index = std::stoul(a[1]);
@@ -111,7 +126,7 @@ int cmd_suite_worker(const std::vector<std::string>& a) {
     for (const ResultRow& r : o.rows) results.append(result_fields(r));
     for (const CurvePoint& p : o.curves) curves.append(curve_fields(o.rows.front(), p));
   }
-  return o.failed ? 1 : 0;
+  return exit_of(o, c);
 }
 
 // Commands without flags: --help prints `usage`, anything else is bad input.
@@ -144,10 +159,10 @@ int cmd_devices(const std::vector<std::string>& args) {
   return 0;
 }
 
-int cmd_run(const std::vector<std::string>& args, const std::string& command_line) {
+CmdExit cmd_run(const std::vector<std::string>& args, const std::string& command_line) {
   if (wants_help(args)) {
     std::printf("usage: trainbench run [FLAGS]\n\nflags:\n%s", run_flags_help().c_str());
-    return 0;
+    return {};
   }
   RunFlags f;
   parse_run_flags(args, /*allow_lists=*/false, &f);
@@ -161,7 +176,7 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   // Multi-process backends: every rank trains, rank 0 alone writes.
   if (process_rank(c).rank != 0) {
     Progress silent(false);
-    return run_configuration(c, data, id, silent).failed ? 1 : 0;
+    return exit_of(run_configuration(c, data, id, silent), c);
   }
   CsvWriter csv(out, results_header());  // opened before training: an unwritable file fails now
   if (out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
@@ -177,7 +192,7 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
     }
     if (r.status != "ok") std::fprintf(stderr, "trainbench: %s\n", r.status.c_str());
   }
-  return o.failed ? 1 : 0;
+  return exit_of(o, c);  // the row is written first: an abort cannot lose it
 }
 
 int cmd_suite(const std::vector<std::string>& args, const std::string& command_line) {
@@ -218,8 +233,14 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   try {
-    if (args[0] == "run") return finish(cmd_run(rest, command_line), "");
-    if (args[0] == "suite-worker") return finish(cmd_suite_worker(rest), "");
+    if (args[0] == "run") {
+      const CmdExit e = cmd_run(rest, command_line);
+      return finish(e.code, e.abort_why);
+    }
+    if (args[0] == "suite-worker") {
+      const CmdExit e = cmd_suite_worker(rest);
+      return finish(e.code, e.abort_why);
+    }
     if (args[0] == "suite") return cmd_suite(rest, command_line);
     if (args[0] == "export") {
       if (wants_help(rest)) {

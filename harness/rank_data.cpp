@@ -90,9 +90,17 @@ void to_local_rows(const Dataset& data, std::vector<int64_t>* order) {
   }
 }
 
-std::string missing_rows(const RunConfig& c, const std::vector<std::vector<int64_t>>& local_orders, int rank,
-                         int world) {
+std::string missing_rows(const RunConfig& c, const Dataset& data, const std::vector<std::vector<int64_t>>& local_orders,
+                         int rank, int world) {
   std::string why;
+  for_each_eval_range(data.n, c.batch, rank, world, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e && why.empty(); ++r) {
+      if (data.subset && !std::binary_search(data.row_ids.begin(), data.row_ids.end(), r)) {
+        why = "rank " + std::to_string(rank) + " of " + std::to_string(world) + " holds no copy of row " +
+              std::to_string(r) + ", which it evaluates";
+      }
+    }
+  });
   for (size_t k = 0; k < local_orders.size() && why.empty(); ++k) {
     for_each_rank_range(c, rank, world, [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e && why.empty(); ++p) {

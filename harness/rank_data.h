@@ -3,8 +3,9 @@
 // (datasets are counter-based, so nothing is sent): its positions of every global
 // batch (ddp_plan.h rank_positions) in every epoch order the run visits, plus the
 // rows it evaluates (eval_ranges). File datasets are read whole by every rank.
-// Without shuffling a rank holds about N / world rows; with E shuffled epochs it
-// holds the union of its E shards, about N (1 - (1 - 1/world)^E).
+// Without shuffling a rank evaluates the very rows it trains on and holds about
+// N / world rows; with E shuffled epochs it holds the union of its E shards and its
+// evaluation cut, about N (1 - (1 - 1/world)^(E+1)) rows.
 #pragma once
 
 #include <cstdint>
@@ -40,8 +41,9 @@ void to_local_rows(const Dataset& data, std::vector<int64_t>* order);
 // ranges of held-row indices (x/y/labels), adjacent ones merged, ascending.
 std::vector<Shard> eval_ranges(const Dataset& data, int64_t batch, int rank, int world);
 
-// "" when rank `rank` of `world` holds every row it reads in these (local) orders, else
-// a one-line reason naming the rank, epoch order and position.
-std::string missing_rows(const RunConfig& c, const std::vector<std::vector<int64_t>>& local_orders, int rank, int world);
+// "" when rank `rank` of `world` holds every row it reads in these (local) orders and
+// every row it evaluates, else a one-line reason naming the rank and the row.
+std::string missing_rows(const RunConfig& c, const Dataset& data, const std::vector<std::vector<int64_t>>& local_orders,
+                         int rank, int world);
 
 }  // namespace tb

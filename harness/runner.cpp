@@ -2,6 +2,7 @@
 #include "harness/runner.h"
 
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <limits>
 
@@ -95,6 +96,11 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     out.failed = true;
     return out;
   };
+  if (data.subset && !ddp) {
+    out.rows.push_back(status_row(c, id, "failed: internal: " + c.backend + " was given a rank's subset of the dataset"));
+    out.failed = true;
+    return out;
+  }
   try {
     std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
     out.root = trainer->is_root();
@@ -107,10 +113,14 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     std::vector<std::vector<int64_t>> orders = epoch_orders(c, data.n);
     const int64_t n_orders = static_cast<int64_t>(orders.size());
     if (data.subset) {
-      if (!ddp) return fail("internal: " + c.backend + " was given a rank's subset of the dataset");
       for (std::vector<int64_t>& o : orders) to_local_rows(data, &o);
-      const std::string missing = missing_rows(c, orders, trainer->rank(), trainer->world_size());
-      if (!missing.empty()) return fail("internal: " + missing);
+    }
+    if (ddp) {  // every rank checks, all agree: a rank alone cannot fail while the others wait
+      const std::string missing = missing_rows(c, data, orders, trainer->rank(), trainer->world_size());
+      if (!missing.empty()) std::fprintf(stderr, "trainbench: internal: %s\n", missing.c_str());
+      if (!trainer->all_ranks_ok(missing.empty())) {
+        return fail("internal: " + (missing.empty() ? std::string("a rank holds no copy of a row it reads (its message is on stderr)") : missing));
+      }
     }
     const auto plan_for = [&](int64_t epoch) {
       EpochPlan p;
@@ -195,9 +205,13 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
       if (rep + 1 == c.reps && !c.save_params.empty() && out.root) write_params_file(c.save_params, trainer->params());
     }
   } catch (const std::bad_alloc&) {
-    return fail("out of host memory");
+    RunOutcome o = fail("out of host memory");
+    o.local_failure = true;
+    return o;
   } catch (const std::exception& e) {
-    return fail(e.what());
+    RunOutcome o = fail(e.what());
+    o.local_failure = true;
+    return o;
   }
   return out;
 }

@@ -18,6 +18,10 @@ struct RunOutcome {
   std::vector<CurvePoint> curves;   // per (repetition, epoch)
   bool failed = false;
   bool root = true;                 // false on ranks other than 0: they write nothing
+  // Failed on this process alone (an exception), not at a point every rank reaches
+  // together (a non-finite loss is agreed collectively): other ranks may be waiting
+  // in a collective for this one, so a multi-process job must be ended (aborted).
+  bool local_failure = false;
   // Multi-process configurations run in a child job: the CSV lines it wrote
   // (rows mirrors them with the fields the summary needs).
   std::vector<std::string> row_lines, curve_lines;

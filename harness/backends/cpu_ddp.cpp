@@ -35,6 +35,9 @@ class CpuDdpTrainer final : public StepTrainer {
         buckets_(plan_buckets(model_.layout(), opt.bucket_bytes)),
         fault_(fault_from_env()) {
     handles_.resize(buckets_.size());
+    if (fault_.armed() && fault_.kind == "setup" && fault_.rank == comm_->rank()) {
+      throw std::runtime_error("injected fault: rank " + std::to_string(comm_->rank()) + " failed to set up");
+    }
     if (opt.deterministic) {
       if (kLeaves % comm_->size() != 0) {
         throw std::invalid_argument("--deterministic: the world size " + std::to_string(comm_->size()) +
@@ -59,6 +62,11 @@ class CpuDdpTrainer final : public StepTrainer {
   int world_size() const override { return comm_->size(); }
   bool is_root() const override { return comm_->rank() == 0; }
   int rank() const override { return comm_->rank(); }
+  bool all_ranks_ok(bool ok) override {
+    double bad = ok ? 0 : 1;
+    comm_->allreduce_max(&bad, 1);
+    return bad == 0;
+  }
   int64_t allreduce_bytes_per_step() const override {
     return static_cast<int64_t>(model_.layout().total * sizeof(float));
   }

@@ -173,6 +173,12 @@ class CudaTrainer final : public Trainer {
   int world_size() const override { return world_size_; }
   bool is_root() const override { return rank_ == 0; }
   int rank() const override { return rank_; }
+  bool all_ranks_ok(bool ok) override {
+    if (!par_.world) return ok;
+    double bad = ok ? 0 : 1;
+    par_.world->allreduce_max(&bad, 1);
+    return bad == 0;
+  }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
@@ -344,6 +350,9 @@ class CudaTrainer final : public Trainer {
 
   template <class T>
   void register_host(const T* host, size_t bytes, T** device_view) {
+    // A DDP rank can hold no rows at all (a global batch smaller than the world):
+    // nothing to register (CUDA refuses 0 bytes), and nothing will be read.
+    if (bytes == 0) return;
     void* p = const_cast<T*>(host);
     TB_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterMapped));
     registered_.push_back(p);

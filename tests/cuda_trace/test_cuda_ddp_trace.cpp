@@ -113,6 +113,26 @@ TEST_P(CudaDdp, EachRankOnItsGpuBucketsOnTheNcclStreamRanksAgree) {
   EXPECT_EQ(collectives[0], collectives[1]) << "the ranks' collective sequences differ";
 }
 
+// A global batch of 1 row over 2 ranks: rank 1 holds and reads no row at all
+// (harness/rank_data.h). With host placement it must not try to pin 0 bytes.
+TEST(CudaDdpTrace, ARankHoldingNoRowsRunsWithHostPlacement) {
+#if !TB_TRACE_DDP
+  GTEST_SKIP() << "cuda-ddp is not built (needs MPI and NCCL)";
+#endif
+  const std::string name = "cuda-ddp-empty-rank";
+  const TracedRun run = traced(name,
+                               "--backend cuda-ddp --samples 9 --batch 1 --epochs 1 --warmup 0 --reps 1 "
+                               "--data-placement host --comm-timeout 30" + kClassify,
+                               2, "", tb::test::mpirun(2));
+  ASSERT_EQ(run.code, 0) << run.out;
+  for (int rank = 0; rank < 2; ++rank) {
+    const Trace t = rank_trace(name, rank);
+    const std::string where = trace_path(name) + "." + std::to_string(rank) + ".log";
+    ASSERT_FALSE(t.empty()) << where;
+    EXPECT_NO_PROBLEMS(check_all(t));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Trace, CudaDdp,
                          ::testing::Values(DdpCase{"overlap", "", true},
                                            DdpCase{"no_overlap_shuffled", " --no-overlap --shuffle", false}),

@@ -179,6 +179,11 @@ cudaError_t cudaFreeHost(void* p) {
 }
 cudaError_t cudaHostRegister(void* p, size_t bytes, unsigned flags) {
   std::lock_guard<std::mutex> g(g_mu);
+  if (p == nullptr || bytes == 0) {  // as the real runtime: nothing to pin is an error
+    Rec("cudaHostRegister").kv("ptr", ptr_name(p)).kv("bytes", static_cast<long long>(bytes)).kv("flags", flags)
+        .ret(cudaErrorInvalidValue).emit();
+    return cudaErrorInvalidValue;
+  }
   const bool ok = find_block(p) == nullptr;
   if (ok) {
     Block b;

@@ -128,7 +128,7 @@ TEST(RankData, LocalOrdersReadTheSameBytesAsTheWholeDataset) {
   std::vector<std::vector<int64_t>> global = epoch_orders(c, 203), local = global;
   ASSERT_EQ(global.size(), 2u);
   for (auto& o : local) to_local_rows(mine, &o);
-  EXPECT_EQ(missing_rows(c, local, 1, 3), "");
+  EXPECT_EQ(missing_rows(c, mine, local, 1, 3), "");
   int64_t compared = 0;
   for (size_t k = 0; k < global.size(); ++k) {
     for (size_t p = 0; p < global[k].size(); ++p) {
@@ -144,8 +144,22 @@ TEST(RankData, LocalOrdersReadTheSameBytesAsTheWholeDataset) {
   // Each order is a permutation, so every held row has exactly one local position in each.
   EXPECT_EQ(compared, 2 * mine.held_rows());
   // The same data given to another rank is caught and named, not read.
-  const std::string why = missing_rows(c, local, 2, 3);
+  const std::string why = missing_rows(c, mine, local, 2, 3);
   EXPECT_NE(why.find("rank 2 of 3 holds no copy"), std::string::npos) << why;
+}
+
+TEST(RankData, ARowMissingOnlyFromEvaluationIsNamedToo) {
+  // Unshuffled, 10 rows, batch 4, 3 ranks: rank 0 trains on 0,1,4,5,8 and evaluates the
+  // same rows plus nothing else; drop row 8 from a copy that trains only 2 epochs of
+  // full batches (--drop-last: batch [8,10) is never trained, only evaluated).
+  RunConfig c = config(10, 4, false, 2);
+  c.drop_last = true;
+  const Dataset mine = make_synthetic_rows(c.data, {0, 1, 4, 5});  // 8 is missing
+  std::vector<std::vector<int64_t>> local = epoch_orders(c, 10);
+  for (auto& o : local) to_local_rows(mine, &o);
+  const std::string why = missing_rows(c, mine, local, 0, 3);
+  EXPECT_NE(why.find("rank 0 of 3 holds no copy of row 8, which it evaluates"), std::string::npos) << why;
+  EXPECT_EQ(missing_rows(c, load_rank_dataset(c, 0, 3), local, 0, 3), "");  // the real rank data holds row 8
 }
 
 TEST(RankData, ShardsInPlaceWhenEachStepReadsConsecutiveRows) {

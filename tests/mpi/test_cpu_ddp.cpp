@@ -151,8 +151,10 @@ class CpuDdpFault : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinTenSeconds) {
   const std::string out = tmp("fault-" + GetParam() + ".csv");
+  // setup fails before any step: only an abort, not the watchdog (30 s here), ends it in time.
+  const std::string deadline = GetParam() == "setup" ? " --comm-timeout 30" : " --comm-timeout 3";
   const Result r = sh("TB_FAULT=rank=1,step=3,kind=" + GetParam() + " timeout 60 " + mpirun(2) + TB_TRAINBENCH_EXE +
-                      " run --backend cpu-ddp" + kWorkload + " --comm-timeout 3 --out " + out);
+                      " run --backend cpu-ddp" + kWorkload + deadline + " --out " + out);
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_LT(r.seconds, 10.0) << r.out;
   if (GetParam() == "nan") {
@@ -163,7 +165,7 @@ TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinTenSeconds) {
     ss << in.rdbuf();
     EXPECT_NE(ss.str().find("failed: non-finite loss at epoch 1 step 3"), std::string::npos) << ss.str();
   } else {
-    if (GetParam() == "throw" || GetParam() == "hang") {
+    if (GetParam() == "throw" || GetParam() == "hang" || GetParam() == "setup") {
       EXPECT_NE(r.out.find("rank "), std::string::npos) << r.out;  // the error names a rank
     }
     // No partial row: at most the header.
@@ -174,7 +176,9 @@ TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinTenSeconds) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, CpuDdpFault, ::testing::Values("throw", "exit", "kill", "hang", "nan"));
+// setup: rank 1 fails alone before any collective of training (the others wait in the
+// parameter broadcast): it must abort the job, not leave it to the watchdog's deadline.
+INSTANTIATE_TEST_SUITE_P(Kinds, CpuDdpFault, ::testing::Values("throw", "exit", "kill", "hang", "nan", "setup"));
 
 }  // namespace
 
