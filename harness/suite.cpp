@@ -326,6 +326,9 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     } else if (const std::string short_of = gpus_short_for(c); !short_of.empty()) {
       o.rows.push_back(status_row(c, id, "skipped: " + short_of));
     } else if (multi_process(c.backend) && find_backend(c.backend)->availability().ok) {
+      // The ranks make their own rows: free this process's copy while they run.
+      data.reset();
+      cached_key.clear();
       o = run_multi_process(path, i, c, id, out_dir);
     } else {
       o = run_configuration(c, *data, id, progress);
