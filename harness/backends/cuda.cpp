@@ -30,6 +30,7 @@
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/rank_data.h"
+#include "harness/step_losses.h"
 #include "harness/transfer_schedule.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/elementwise.h"
@@ -278,21 +279,7 @@ class CudaTrainer final : public Trainer {
     // Every rank sees the global step losses, so all stop at the same non-finite step.
     if (par_.world) par_.world->allreduce_sum(step_loss_host_, plan.num_batches);
 
-    EpochResult r;
-    double sum = 0;
-    for (int64_t s = 0; s < plan.num_batches; ++s) {
-      const int64_t count = std::min(plan.batch, plan.rows - s * plan.batch);
-      const double l = step_loss_host_[s] / (static_cast<double>(count) * loss_per_row_div_);
-      if (!std::isfinite(l)) {
-        r.nonfinite_step = s;
-        break;
-      }
-      sum += l;
-      ++r.steps;
-    }
-    r.mean_loss = r.steps ? sum / static_cast<double>(r.steps) : 0.0;
-    if (on_step && r.steps > 0) on_step(r.steps - 1, r.mean_loss);  // progress once per epoch: no per-step sync
-    return r;
+    return epoch_result_from_sums(step_loss_host_, plan, loss_per_row_div_, on_step);
   }
 
   EvalResult evaluate() override {

@@ -44,6 +44,7 @@
 #include "harness/backends/cuda_upload.h"
 #include "harness/dp_plan.h"
 #include "harness/host_info.h"
+#include "harness/step_losses.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
@@ -180,8 +181,7 @@ class CudaDpTrainer final : public Trainer {
                   std::to_string(plan.batch) + " rows exceeds what the trainer was built for (" +
                   std::to_string(max_steps_) + " of " + std::to_string(opt_.batch) + ")");
     }
-    EpochResult r;
-    if (plan.num_batches <= 0) return r;
+    if (plan.num_batches <= 0) return EpochResult{};
     Slot& s0 = slots_[0];
     slots_.on(0);
     if (needs_upload_) upload();
@@ -206,19 +206,7 @@ class CudaDpTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));
     accumulate_phase_times(plan.num_batches);
 
-    double sum = 0;
-    for (int64_t s = 0; s < plan.num_batches; ++s) {
-      const double l = host_.step_loss[s] / (static_cast<double>(rows_of(s)) * loss_per_row_div_);
-      if (!std::isfinite(l)) {
-        r.nonfinite_step = s;
-        break;
-      }
-      sum += l;
-      ++r.steps;
-    }
-    r.mean_loss = r.steps ? sum / static_cast<double>(r.steps) : 0.0;
-    if (on_step && r.steps > 0) on_step(r.steps - 1, r.mean_loss);  // once per epoch: no per-step sync
-    return r;
+    return epoch_result_from_sums(host_.step_loss, plan, loss_per_row_div_, on_step);
   }
 
   // The master model on GPU 0 over the whole set, in chunks (untimed; the same math
