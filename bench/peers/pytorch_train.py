@@ -254,17 +254,8 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
                 "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if tr.cuda else 0),
                 "status": "ok",
             })
-            results.append(row)
-            for e, v in enumerate(curve):
-                results.append_curve({"schema_version": "1", "run_id": ident["run_id"],
-                                      "workload": w["workload"], "backend": backend,
-                                      "world_size": world, "devices": devname,
-                                      "threads": str(row_threads), "repetition": str(rep),
-                                      "epoch": str(e + 1), "train_loss": fmt_num(v)})
-            print(f"{label} rep {rep}: ok  {float(row['samples_per_s']):.4g} samples/s  "
-                  f"final_loss {loss:.6g}", flush=True)
-            if rep + 1 == args.reps and args.save_params:
-                write_params(args.save_params, flat)
+            record_repetition(results, row, curve, label, loss,
+                              args.save_params if rep + 1 == args.reps else None, flat)
         return True
     except MemoryError:
         why = "out of host memory"
@@ -277,6 +268,20 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
 
 
 # ---- torch-ddp: DistributedDataParallel, one process per rank (under torchrun) -----------
+
+def record_repetition(results, row, curve, label, loss, params_path, flat):
+    """One finished repetition: its row, its per-epoch loss curve (keyed like the row),
+    its progress line, and the parameters when params_path is given (the last one)."""
+    results.append(row)
+    keys = ("run_id", "workload", "backend", "world_size", "devices", "threads", "repetition")
+    for e, v in enumerate(curve):
+        results.append_curve({"schema_version": "1", **{k: row[k] for k in keys},
+                              "epoch": str(e + 1), "train_loss": fmt_num(v)})
+    print(f"{label} rep {row['repetition']}: ok  {float(row['samples_per_s']):.4g} samples/s  "
+          f"final_loss {loss:.6g}", flush=True)
+    if params_path:
+        write_params(params_path, flat)
+
 
 def shard_of(rows, rank, world):
     """harness/ddp_plan.cpp shard_of: contiguous rows [begin, end) of a batch of `rows`;
@@ -438,17 +443,8 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
             if cuda:  # no per-phase clocks on the GPU (see Trainer.sgd_step)
                 for k in ("transfer_s", "forward_s", "backward_s", "optimizer_s"):
                     row[k] = ""
-            results.append(row)
-            for e, v in enumerate(curve):
-                results.append_curve({"schema_version": "1", "run_id": ident["run_id"],
-                                      "workload": w["workload"], "backend": "torch-ddp",
-                                      "world_size": str(world), "devices": devname,
-                                      "threads": str(row_threads), "repetition": str(rep),
-                                      "epoch": str(e + 1), "train_loss": fmt_num(v)})
-            print(f"{label} rep {rep}: ok  {float(row['samples_per_s']):.4g} samples/s  "
-                  f"final_loss {loss:.6g}", flush=True)
-            if rep + 1 == args.reps and args.save_params:
-                write_params(args.save_params, flat)
+            record_repetition(results, row, curve, label, loss,
+                              args.save_params if rep + 1 == args.reps else None, flat)
         dist.barrier()
         # No destroy_process_group() and no normal interpreter exit: with torch 1.13's gloo,
         # tearing down DDP's Reducer joins a gloo worker thread that waits for the GIL the
