@@ -116,5 +116,7 @@ class Backend {
 const std::vector<std::unique_ptr<Backend>>& all_backends();
 const Backend* find_backend(const std::string& name);  // nullptr if unknown
 std::string backend_names();                           // "reference, cpu-omp, ..."
+// One process per rank, launched by MPI (cpu-ddp, cuda-ddp).
+bool multi_process(const std::string& backend);
 
 }  // namespace tb

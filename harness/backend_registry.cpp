@@ -59,6 +59,8 @@ const Backend* find_backend(const std::string& name) {
   return nullptr;
 }
 
+bool multi_process(const std::string& backend) { return backend == "cpu-ddp" || backend == "cuda-ddp"; }
+
 std::string backend_names() {
   std::string s;
   for (const auto& b : all_backends()) s += (s.empty() ? "" : ", ") + b->name();

@@ -58,7 +58,7 @@ struct RankOf {
 };
 RankOf process_rank(const RunConfig& c) {
 #if defined(TB_HAVE_MPI)
-  if (c.backend == "cpu-ddp" || c.backend == "cuda-ddp") {
+  if (multi_process(c.backend)) {
     const auto w = mpi_world(c.comm_timeout_s);
     return RankOf{w->rank(), w->size()};
   }

@@ -61,7 +61,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
   RunOutcome out;
   RunConfig c = cfg;
   c.data.n = data.n;  // file datasets learn their size on load
-  const bool ddp = c.backend == "cpu-ddp" || c.backend == "cuda-ddp";
+  const bool ddp = multi_process(c.backend);
   const Backend* backend = find_backend(c.backend);
   TrainOptions opt;
   opt.model = c.model;

@@ -32,8 +32,6 @@ std::vector<std::string> tokens(const std::string& s) {
   return t;
 }
 
-bool multi_process(const std::string& backend) { return backend == "cpu-ddp" || backend == "cuda-ddp"; }
-
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
