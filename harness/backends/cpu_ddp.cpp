@@ -62,11 +62,7 @@ class CpuDdpTrainer final : public StepTrainer {
   int world_size() const override { return comm_->size(); }
   bool is_root() const override { return comm_->rank() == 0; }
   int rank() const override { return comm_->rank(); }
-  bool all_ranks_ok(bool ok) override {
-    double bad = ok ? 0 : 1;
-    comm_->allreduce_max(&bad, 1);
-    return bad == 0;
-  }
+  bool all_ranks_ok(bool ok) override { return tb::all_ranks_ok(*comm_, ok); }
   int64_t allreduce_bytes_per_step() const override {
     return static_cast<int64_t>(model_.layout().total * sizeof(float));
   }

@@ -174,12 +174,7 @@ class CudaTrainer final : public Trainer {
   int world_size() const override { return world_size_; }
   bool is_root() const override { return rank_ == 0; }
   int rank() const override { return rank_; }
-  bool all_ranks_ok(bool ok) override {
-    if (!par_.world) return ok;
-    double bad = ok ? 0 : 1;
-    par_.world->allreduce_max(&bad, 1);
-    return bad == 0;
-  }
+  bool all_ranks_ok(bool ok) override { return par_.world ? tb::all_ranks_ok(*par_.world, ok) : ok; }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }

@@ -45,6 +45,14 @@ class Communicator {
   [[noreturn]] virtual void abort(int code, const std::string& why) = 0;
 };
 
+// True when `ok` holds on every rank (a collective: every rank calls it and all get
+// the same answer, so they take the same branch).
+inline bool all_ranks_ok(Communicator& world, bool ok) {
+  double bad = ok ? 0 : 1;
+  world.allreduce_max(&bad, 1);
+  return bad == 0;
+}
+
 // Data-parallel ranks must end with identical parameters: compares this rank's
 // parameter sum with every other's (max of x and of -x) and throws if they differ.
 inline void check_ranks_agree(Communicator& world, const std::vector<float>& params) {
