@@ -1,9 +1,11 @@
 // tests/cuda_trace/trace_shim_cublas.cpp — the trace shim's fake cuBLAS: handle,
 // stream, workspace, math and pointer mode, and Sgemm, recorded with the exact extents
-// each GEMM reads and writes (trace_shim_state.h). No GEMM is computed.
+// each GEMM reads and writes (trace_shim_state.h). No GEMM is computed, unless
+// TB_FAKE_EXECUTE=1 (trace_shim_exec.h): then Sgemm runs to cuBLAS's column-major contract.
 #include <mutex>
 #include <string>
 
+#include "trace_shim_exec.h"
 #include "trace_shim_state.h"
 
 using namespace tb_trace_shim;
@@ -79,7 +81,11 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOper
       .kv("m", m).kv("n", n).kv("k", k).kv("alpha", std::to_string(*alpha)).kv("a", ptr_name(a)).kv("lda", lda)
       .kv("b", ptr_name(b)).kv("ldb", ldb).kv("beta", std::to_string(*beta)).kv("c", ptr_name(c)).kv("ldc", ldc)
       .acc(acc).emit();
-  return hb ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!hb) return CUBLAS_STATUS_NOT_INITIALIZED;
+  // Host pointer mode (the only one trainbench sets): alpha and beta are read at the call.
+  const float al = *alpha, be = *beta;
+  submit(hb->stream, [=] { run_sgemm(!na, !nb, m, n, k, al, a, lda, b, ldb, be, c, ldc); });
+  return CUBLAS_STATUS_SUCCESS;
 }
 const char* cublasGetStatusString(cublasStatus_t) { return "fake cuBLAS status (tests/cuda_trace shim)"; }
 

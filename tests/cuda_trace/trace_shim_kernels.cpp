@@ -1,15 +1,18 @@
 // tests/cuda_trace/trace_shim_kernels.cpp — the trace shim's kernel registration and
 // launch: what nvcc's host stubs call. A launch is recorded with the kernel's
 // demangled name, its configuration and its arguments — pointers by the block they
-// point into (a const pointee read, any other written), scalars by value. Nothing runs.
+// point into (a const pointee read, any other written), scalars by value. Nothing runs,
+// unless TB_FAKE_EXECUTE=1: then the kernel's host twin runs (trace_shim_exec.h).
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "trace_shim_exec.h"
 #include "trace_shim_state.h"
 
 using namespace tb_trace_shim;
@@ -54,6 +57,15 @@ std::string scalar(const std::string& t, const void* v) {
     return std::to_string(*static_cast<const unsigned long long*>(v));
   }
   return "?";
+}
+
+// Bytes a by-value parameter of type t occupies (pointers: 8); 0 when unknown.
+size_t param_bytes(const std::string& t) {
+  if (t.find('*') != std::string::npos) return sizeof(void*);
+  if (t == "bool") return 1;
+  if (t == "float" || t == "int" || t == "unsigned int") return 4;
+  if (t == "double" || t == "long" || t == "long long" || t == "unsigned long" || t == "unsigned long long") return 8;
+  return 0;
 }
 }  // namespace
 
@@ -102,8 +114,12 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** arg
   for (char& c : name) c = c == ' ' ? '_' : c;
   std::string shown, acc;
   const std::vector<std::string> types = param_types(sig);
+  std::vector<uint64_t> slots(types.size(), 0);  // the arguments by value, for the host twin
   for (size_t i = 0; i < types.size(); ++i) {
     const std::string& t = types[i];
+    const size_t size = param_bytes(t);
+    if (executing() && size == 0) exec_unsupported(("kernel parameter type '" + t + "' of " + name).c_str());
+    std::memcpy(&slots[i], args[i], size);
     const size_t star = t.rfind('*');
     std::string v;
     if (star != std::string::npos) {
@@ -120,6 +136,7 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** arg
   Rec("launch").kv("kernel", name).stream(s).kv("grid", grid.x).kv("block", block.x)
       .kv("shmem", static_cast<long long>(shmem))
       .kv("args", shown).acc(acc).emit();
+  submit(s, [name, slots] { run_kernel(name.c_str(), slots.data(), slots.size()); });
   return cudaSuccess;
 }
 

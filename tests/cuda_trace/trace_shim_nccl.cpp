@@ -1,18 +1,23 @@
 // tests/cuda_trace/trace_shim_nccl.cpp — the trace shim's fake NCCL: unique id,
 // communicator set-up and teardown, groups, broadcast, reduce and all-reduce, recorded
-// with what each rank reads and writes (trace_shim_state.h). No data moves. Built only
-// where NCCL was found (tests/CMakeLists.txt, with TB_TRACE_NCCL).
+// with what each rank reads and writes (trace_shim_state.h). No data moves, unless
+// TB_FAKE_EXECUTE=1: then the collectives run (trace_shim_exec_nccl.cpp).
+// Built only where NCCL was found (tests/CMakeLists.txt, with TB_TRACE_NCCL).
 #if !defined(TB_TRACE_NCCL)
 #error "trace_shim_nccl.cpp is built only where NCCL was found, with TB_TRACE_NCCL (tests/CMakeLists.txt)"
 #endif
 
 #include <nccl.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
 
+#include "trace_shim_exec.h"
 #include "trace_shim_state.h"
 
 using namespace tb_trace_shim;
@@ -32,10 +37,12 @@ Rec& comm_fields(Rec& r, ncclComm_t c, cudaStream_t s) {
   return r.kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).kv("rank", h ? h->rank : -1).stream(s)
       .kv("group", g_group);
 }
+int reduction(ncclRedOp_t op) { return op == ncclSum ? 0 : op == ncclAvg ? 1 : -1; }
 int comm_rank(ncclComm_t c) {
   const Handle* h = handle(c);
   return h ? h->rank : -1;
 }
+
 }  // namespace
 
 extern "C" {
@@ -43,7 +50,12 @@ extern "C" {
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   std::lock_guard<std::mutex> g(g_mu);
   std::memset(id, 0, sizeof *id);
-  std::snprintf(id->internal, sizeof id->internal, "tb-cuda-trace-fake-nccl-id");
+  if (executing()) {  // names the job's exchange folder (trace_shim_exec_nccl.cpp): unique per job
+    std::snprintf(id->internal, sizeof id->internal, "tb-fake-nccl-%ld-%lld", static_cast<long>(getpid()),
+                  static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  } else {
+    std::snprintf(id->internal, sizeof id->internal, "tb-cuda-trace-fake-nccl-id");
+  }
   Rec("ncclGetUniqueId").emit();
   return ncclSuccess;
 }
@@ -62,21 +74,24 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int n, const int* devs) {
     names += handle_name(comms[i]);
   }
   Rec("ncclCommInitAll").kv("ndev", n).kv("devs", d).kv("comms", names).emit();
+  exec_comm_init_all(reinterpret_cast<void* const*>(comms), n);
   return ncclSuccess;
 }
-ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId, int rank) {
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
   std::lock_guard<std::mutex> g(g_mu);
   *comm = static_cast<ncclComm_t>(make_handle('N', t_dev));
   handle(*comm)->rank = rank;
   Rec("ncclCommInitRank").kv("nranks", nranks).kv("rank", rank).kv("comm", handle_name(*comm)).kv("cdev", t_dev).emit();
+  exec_comm_init_rank(*comm, id.internal, rank, nranks);
   return ncclSuccess;
 }
-ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId, int rank, ncclConfig_t* config) {
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config) {
   std::lock_guard<std::mutex> g(g_mu);
   *comm = static_cast<ncclComm_t>(make_handle('N', t_dev));
   handle(*comm)->rank = rank;
   Rec("ncclCommInitRankConfig").kv("nranks", nranks).kv("rank", rank).kv("blocking", config ? config->blocking : -1)
       .kv("comm", handle_name(*comm)).kv("cdev", t_dev).emit();
+  exec_comm_init_rank(*comm, id.internal, rank, nranks);
   return ncclSuccess;
 }
 ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t* state) {
@@ -87,6 +102,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t c) {
   std::lock_guard<std::mutex> g(g_mu);
   const Handle* h = handle(c);
   Rec("ncclCommDestroy").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
+  exec_comm_destroy(c);
   g_handles.erase(reinterpret_cast<uintptr_t>(c));
   return ncclSuccess;
 }
@@ -124,6 +140,7 @@ ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataT
   Rec r("ncclBroadcast");
   comm_fields(r, c, s).kv("send", ptr_name(send)).kv("recv", ptr_name(recv)).kv("count", static_cast<long long>(count))
       .kv("root", root).acc(acc).emit();
+  exec_collective(c, s, {'b', send, recv, count * type_bytes(t), t == ncclFloat, 0, root});
   return ncclSuccess;
 }
 ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t t, ncclRedOp_t op, int root,
@@ -137,6 +154,7 @@ ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType
   Rec r("ncclReduce");
   comm_fields(r, c, s).kv("send", ptr_name(send)).kv("recv", ptr_name(recv)).kv("count", static_cast<long long>(count))
       .kv("op", static_cast<int>(op)).kv("root", root).acc(acc).emit();
+  exec_collective(c, s, {'r', send, recv, count * type_bytes(t), t == ncclFloat, reduction(op), root});
   return ncclSuccess;
 }
 ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c,
@@ -146,6 +164,7 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
   Rec r("ncclAllReduce");
   comm_fields(r, c, s).kv("send", ptr_name(send)).kv("recv", ptr_name(recv)).kv("count", static_cast<long long>(count))
       .kv("op", static_cast<int>(op)).acc(copy_access(recv, send, bytes)).emit();
+  exec_collective(c, s, {'a', send, recv, count * type_bytes(t), t == ncclFloat, reduction(op), 0});
   return ncclSuccess;
 }
 const char* ncclGetErrorString(ncclResult_t) { return "fake NCCL error (tests/cuda_trace shim)"; }

@@ -1,7 +1,8 @@
 // tests/cuda_trace/trace_shim_runtime.cpp — the trace shim's fake CUDA runtime:
 // devices and errors, memory, copies and memsets, streams and events, graphs (the
 // shim, its trace format and knobs: trace_shim_state.h). Queries are answered without
-// a record; every other call is recorded, and nothing executes.
+// a record; every other call is recorded. Nothing executes unless TB_FAKE_EXECUTE=1
+// (trace_shim_exec.h): then memory is real and copies, memsets and graphs run.
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -9,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "trace_shim_exec.h"
 #include "trace_shim_state.h"
 
 using namespace tb_trace_shim;
@@ -26,11 +28,17 @@ const char* kind_name(cudaMemcpyKind k) {
 }
 
 // A copy into host memory: host to host is done; from the fake device it gives zeros.
+// Executing, every copy is done (device memory is real).
 bool on_host(const void* p) {
   const Block* b = find_block(p);
   return p && (!b || b->cls == 'p' || b->cls == 'r');
 }
 void host_side(void* dst, const void* src, size_t bytes) {
+  if (executing()) {
+    drain();  // a synchronous copy waits for all work issued before it
+    std::memmove(dst, src, bytes);
+    return;
+  }
   if (!on_host(dst)) return;
   if (on_host(src)) std::memmove(dst, src, bytes);
   else std::memset(dst, 0, bytes);
@@ -68,7 +76,8 @@ cudaError_t cudaSetDevice(int d) {
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   if (d < 0 || d >= fake_gpus()) return cudaErrorInvalidDevice;
   std::memset(p, 0, sizeof *p);
-  std::snprintf(p->name, sizeof p->name, "Fake GPU %d (tests/cuda_trace, nothing executes)", d);
+  std::snprintf(p->name, sizeof p->name, executing() ? "Fake GPU %d (tests/cuda_trace, executed on the host)"
+                                                     : "Fake GPU %d (tests/cuda_trace, nothing executes)", d);
   p->major = 9;
   p->minor = 0;
   p->multiProcessorCount = 132;
@@ -84,7 +93,7 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) {
   return cudaSuccess;
 }
 cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
-  *f = size_t{70} << 30;
+  *f = fake_device_memory();
   *t = size_t{80} << 30;
   return cudaSuccess;
 }
@@ -107,6 +116,7 @@ cudaError_t cudaDeviceEnablePeerAccess(int to, unsigned flags) {
 cudaError_t cudaDeviceSynchronize() {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaDeviceSynchronize").emit();
+  if (executing()) drain();
   return cudaSuccess;
 }
 cudaError_t cudaGetLastError() { return cudaSuccess; }
@@ -130,10 +140,14 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   Block b;
   b.cls = 'd';
   b.dev = t_dev;
-  b.id = ++g_block_ids;
   b.bytes = bytes;
-  b.base = kDevBase + uintptr_t(t_dev) * kDevSpan + g_bump[t_dev];
-  g_bump[t_dev] += (bytes + 255) / 256 * 256 + 256;  // a gap: an overrun is not the next block
+  if ((executing() && bytes > fake_device_memory()) ||
+      !place_device_block(t_dev, bytes, &b.base, &b.region, &b.region_bytes)) {
+    *p = nullptr;
+    Rec("cudaMalloc").kv("bytes", static_cast<long long>(bytes)).ret(cudaErrorMemoryAllocation).emit();
+    return cudaErrorMemoryAllocation;
+  }
+  b.id = ++g_block_ids;
   g_blocks[b.base] = b;
   *p = reinterpret_cast<void*>(b.base);
   Rec("cudaMalloc").kv("bytes", static_cast<long long>(bytes)).kv("ptr", b.name()).kv("pdev", b.dev).emit();
@@ -145,7 +159,11 @@ cudaError_t cudaFree(void* p) {
   const bool ok = !p || (it != g_blocks.end() && it->second.cls == 'd');
   Rec("cudaFree").kv("ptr", ptr_name(p)).kv("pdev", ok && p ? it->second.dev : -1)
       .ret(ok ? 0 : cudaErrorInvalidValue).emit();
-  if (p && ok) it->second.cls = 'x';
+  if (p && ok) {
+    if (executing()) drain();  // cudaFree synchronises
+    it->second.cls = 'x';
+    release_device_block(it->second.region, it->second.region_bytes);
+  }
   return ok ? cudaSuccess : cudaErrorInvalidValue;
 }
 static cudaError_t pinned_alloc(const char* fn, void** p, size_t bytes, unsigned flags) {
@@ -229,31 +247,42 @@ cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t bytes, cudaMemcpyKind
   Rec("cudaMemcpyAsync").stream(st).kv("dst", ptr_name(d)).kv("src", ptr_name(s))
       .kv("bytes", static_cast<long long>(bytes))
       .kv("kind", kind_name(k)).acc(copy_access(d, s, bytes)).emit();
-  if (!g_capture || g_capture != st) host_side(d, s, bytes);
+  if (executing()) submit(st, [d, s, bytes] { std::memmove(d, s, bytes); });
+  else if (!g_capture || g_capture != st) host_side(d, s, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyPeer(void* d, int dd, const void* s, int sd, size_t bytes) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaMemcpyPeer").stream(nullptr).kv("dst", ptr_name(d)).kv("dstdev", dd).kv("src", ptr_name(s)).kv("srcdev", sd)
       .kv("bytes", static_cast<long long>(bytes)).acc(copy_access(d, s, bytes)).emit();
+  if (executing()) {
+    drain();
+    std::memmove(d, s, bytes);
+  }
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyPeerAsync(void* d, int dd, const void* s, int sd, size_t bytes, cudaStream_t st) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaMemcpyPeerAsync").stream(st).kv("dst", ptr_name(d)).kv("dstdev", dd).kv("src", ptr_name(s))
       .kv("srcdev", sd).kv("bytes", static_cast<long long>(bytes)).acc(copy_access(d, s, bytes)).emit();
+  submit(st, [d, s, bytes] { std::memmove(d, s, bytes); });
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void* d, int v, size_t bytes) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaMemset").stream(nullptr).kv("dst", ptr_name(d)).kv("value", v).kv("bytes", static_cast<long long>(bytes))
       .acc(access('w', d, bytes)).emit();
+  if (executing()) {
+    drain();
+    std::memset(d, v, bytes);
+  }
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void* d, int v, size_t bytes, cudaStream_t st) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaMemsetAsync").stream(st).kv("dst", ptr_name(d)).kv("value", v).kv("bytes", static_cast<long long>(bytes))
       .acc(access('w', d, bytes)).emit();
+  submit(st, [d, v, bytes] { std::memset(d, v, bytes); });
   return cudaSuccess;
 }
 
@@ -279,16 +308,18 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaStreamSynchronize").stream(s).emit();
+  if (executing()) drain();
   return cudaSuccess;
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaStreamQuery").stream(s).emit();
-  return cudaSuccess;
+  return work_pending() ? cudaErrorNotReady : cudaSuccess;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaStreamWaitEvent").stream(s).event("event", e).kv("flags", flags).emit();
+  exec_stream_waits(s, e);
   return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t* e) {
@@ -312,21 +343,24 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaEventRecord").event("event", e).stream(s).emit();
+  exec_event_recorded(e, s);
   return cudaSuccess;
 }
-cudaError_t cudaEventQuery(cudaEvent_t e) {  // every event is complete: nothing runs
+cudaError_t cudaEventQuery(cudaEvent_t e) {  // complete, unless a collective awaits its peers
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaEventQuery").event("event", e).emit();
-  return cudaSuccess;
+  return work_pending() ? cudaErrorNotReady : cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaEventSynchronize").event("event", e).emit();
+  if (executing()) drain();
   return cudaSuccess;
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaEventElapsedTime").event("event", a).event("end", b).emit();
+  if (executing()) drain();
   *ms = 1.0f;  // meaningless
   return cudaSuccess;
 }
@@ -338,6 +372,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode) {
   Rec("cudaStreamBeginCapture").stream(s).kv("mode", static_cast<int>(mode)).ret(ok ? 0 : cudaErrorIllegalState).emit();
   if (!ok) return cudaErrorIllegalState;
   g_capture = s;
+  exec_begin_capture(s);
   return cudaSuccess;
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
@@ -345,7 +380,10 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
   const bool ok = g_capture == s;
   *graph = ok ? static_cast<cudaGraph_t>(make_handle('G', t_dev)) : nullptr;
   Rec("cudaStreamEndCapture").stream(s).kv("graph", handle_name(*graph)).ret(ok ? 0 : cudaErrorIllegalState).emit();
-  if (ok) g_capture = nullptr;
+  if (ok) {
+    g_capture = nullptr;
+    exec_end_capture(*graph);
+  }
   return ok ? cudaSuccess : cudaErrorIllegalState;
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* x, cudaGraph_t graph, unsigned long long flags) {
@@ -353,22 +391,26 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* x, cudaGraph_t graph, unsigned
   *x = static_cast<cudaGraphExec_t>(make_handle('X', t_dev));
   Rec("cudaGraphInstantiate").kv("graph", handle_name(graph)).kv("exec", handle_name(*x))
       .kv("flags", static_cast<long long>(flags)).emit();
+  exec_instantiate(graph, *x);
   return cudaSuccess;
 }
 cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaGraphLaunch").kv("exec", handle_name(x)).stream(s).emit();
+  exec_launch_graph(x, s);
   return cudaSuccess;
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaGraphDestroy").kv("graph", handle_name(graph)).emit();
+  exec_forget(graph);
   g_handles.erase(reinterpret_cast<uintptr_t>(graph));
   return cudaSuccess;
 }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaGraphExecDestroy").kv("exec", handle_name(x)).emit();
+  exec_forget(x);
   g_handles.erase(reinterpret_cast<uintptr_t>(x));
   return cudaSuccess;
 }

@@ -8,10 +8,12 @@
 // stream, workspace, math/pointer mode, Sgemm) and NCCL (unique id, communicator
 // set-up, broadcast, reduce, all-reduce, groups). It pretends to be TB_FAKE_GPUS GPUs
 // (default 2) with peer access between all of them (none with TB_FAKE_NO_PEER=1).
-// NOTHING EXECUTES: kernels, GEMMs, collectives and device copies do nothing; device
-// memory is a range of fake addresses that must never be dereferenced; copies from
-// the device into host memory write zeros. Every loss, accuracy, checksum or time that trainbench
-// prints under this library is MEANINGLESS — the only product is the trace.
+// By default NOTHING EXECUTES: kernels, GEMMs, collectives and device copies do nothing;
+// device memory is a range of fake addresses that must never be dereferenced; copies
+// from the device into host memory write zeros. Every loss, accuracy, checksum or time
+// that trainbench prints under this library is then MEANINGLESS — the only product is
+// the trace. With TB_FAKE_EXECUTE=1 the fake GPUs compute on the host instead (numbers
+// are real, times are not): trace_shim_exec.h says what that mode models.
 //
 // THE TRACE: one line per recorded call, to TB_TRACE_FILE ("%r" in it becomes the
 // MPI rank, OMPI_COMM_WORLD_RANK / PMI_RANK, else 0; unset: stderr), as
@@ -33,14 +35,17 @@
 // they point (BYTES = 1; a const pointee is read, any other written).
 //
 // Knobs: TB_FAKE_GPUS=N, TB_FAKE_NO_PEER=1, TB_FAKE_MALLOC_FAIL_AT=K (the K-th cudaMalloc
-// of the process, from 1, fails with cudaErrorMemoryAllocation: the clean-up paths).
+// of the process, from 1, fails with cudaErrorMemoryAllocation: the clean-up paths),
+// TB_FAKE_EXECUTE=1 (compute on the host).
 //
 // FILES. This header and trace_shim_state.cpp: the process state every fake shares
 // (current device, memory blocks, handles, capture state) and the record writer;
 // trace_shim_runtime.cpp: devices, memory, copies, streams, events and graphs;
 // trace_shim_kernels.cpp: kernel registration and launch (what nvcc's host stubs
 // call); trace_shim_cublas.cpp; trace_shim_nccl.cpp (built where NCCL was found,
-// with TB_TRACE_NCCL). Only the faked C entry points are exported: the shared state
+// with TB_TRACE_NCCL); execute mode: trace_shim_exec.{h,cpp} (memory, stream work,
+// graphs), trace_shim_exec_kernels.cpp (kernels' host twins, Sgemm),
+// trace_shim_exec_nccl.cpp (collectives). Only the faked C entry points are exported: the shared state
 // below is hidden inside the library.
 #pragma once
 
@@ -69,7 +74,8 @@ FILE* trace_file();
 
 // ---- memory blocks -----------------------------------------------------------------
 // Fake device addresses: device d's blocks come from [kDevBase + d * kDevSpan, ...),
-// bump-allocated in 256-byte steps and never reused.
+// bump-allocated in whole pages, a guard page between blocks, never reused; each block
+// ends where its pages end (place_device_block, trace_shim_exec.cpp).
 constexpr uintptr_t kDevBase = uintptr_t{1} << 44;
 constexpr uintptr_t kDevSpan = uintptr_t{1} << 38;
 constexpr int kMaxDevices = 64;
@@ -80,6 +86,8 @@ struct Block {
   char cls = 'd';  // d device, p pinned, r registered, x freed device block
   int dev = 0;
   int id = 0;
+  uintptr_t region = 0;  // device blocks: the page-aligned region holding it (trace_shim_exec.h)
+  size_t region_bytes = 0;
   std::string name() const {
     if (cls == 'd' || cls == 'x') return std::string(1, cls) + std::to_string(dev) + "." + std::to_string(id);
     return std::string(1, cls) + std::to_string(id);
