@@ -11,32 +11,14 @@
 #include <string>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/gemm_kernels.cuh"
 #include "kernels/error.h"
 #include "kernels/gemm_layout.h"
 
 namespace tb::cuda {
 
-static constexpr int kScaleThreads = 256;
-static constexpr int64_t kScaleMaxBlocks = 4096;  // grid cap; the loop strides over the rest
-
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// ---- C = beta * C (the k == 0 / alpha == 0 path) ----------------------------------
-// Grid-stride over the M*N valid elements of C (M x N, row stride ldc); padding untouched.
-static __global__ void __launch_bounds__(kScaleThreads)
-    scale_c_kernel(float* c, int64_t m, int64_t n, int64_t ldc, float beta) {
-  const int64_t total = m * n;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
-    const int64_t i = e / n, j = e - i * n;
-    float* cij = c + i * ldc + j;
-    *cij = beta == 0.0f ? 0.0f : beta * *cij;
-  }
-}
-
 static void launch_scale_c(float* c, int64_t m, int64_t n, int64_t ldc, float beta, cudaStream_t stream) {
-  const int64_t blocks = std::min(ceil_div(m * n, kScaleThreads), kScaleMaxBlocks);
-  scale_c_kernel<<<static_cast<unsigned>(blocks), kScaleThreads, 0, stream>>>(c, m, n, ldc, beta);
+  scale_c_kernel<<<grid_for(m * n, kScaleThreads, kScaleMaxBlocks), kScaleThreads, 0, stream>>>(c, m, n, ldc, beta);
   TB_CUDA_CHECK_LAUNCH();
 }
 

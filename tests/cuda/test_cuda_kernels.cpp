@@ -29,6 +29,7 @@
 #include "kernels/cuda/gemm.h"
 #include "kernels/error.h"
 #include "kernels/scalar_math.h"
+#include "tests/random_vec.h"
 
 namespace tb::cuda {
 namespace {
@@ -189,13 +190,7 @@ class CudaKernels : public ::testing::Test {
 std::string* CudaKernels::reason_ = nullptr;
 
 // Fresh random data per call site: U(lo, hi), never exact zeros in practice.
-std::vector<float> random_vec(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed * 2654435761u + 17u);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = u(rng);
-  return x;
-}
+using tb::test::random_vec;
 
 struct Dims {
   int64_t rows, cols;

@@ -5,22 +5,16 @@
 #include <omp.h>
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "kernels/cpu/axpy.h"
 #include "kernels/error.h"
+#include "tests/random_vec.h"
 
 namespace tb::cpu {
 namespace {
 
-std::vector<float> random_vec(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = u(rng);
-  return x;
-}
+using tb::test::random_vec;
 
 TEST(AddInplaceCpu, EqualsTheNaiveLoopExactlyAtAnyThreadCount) {
   const int saved = omp_get_max_threads();
@@ -28,8 +22,8 @@ TEST(AddInplaceCpu, EqualsTheNaiveLoopExactlyAtAnyThreadCount) {
     omp_set_num_threads(threads);
     for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{1000}, (int64_t{1} << 16) - 1, (int64_t{1} << 16) + 13,
                       int64_t{300001}}) {
-      std::vector<float> dst = random_vec(n, 1u + static_cast<uint32_t>(n));
-      const std::vector<float> src = random_vec(n, 2u + static_cast<uint32_t>(n));
+      std::vector<float> dst = random_vec(n, 1u + static_cast<uint32_t>(n), -3.0f, 3.0f);
+      const std::vector<float> src = random_vec(n, 2u + static_cast<uint32_t>(n), -3.0f, 3.0f);
       std::vector<float> want = dst;
       for (size_t i = 0; i < want.size(); ++i) want[i] = want[i] + src[i];
       add_inplace(dst.data(), src.data(), n);

@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/scalar_math.h"
+#include "tests/random_vec.h"
 
 namespace tb::cpu {
 namespace {
@@ -29,13 +30,7 @@ class ThreadScope {
   int saved_;
 };
 
-std::vector<float> random_vec(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = u(rng);
-  return x;
-}
+using tb::test::random_vec;
 
 // Sizes on both sides of the kernels' parallel threshold (32K elements).
 struct Dims {

@@ -8,12 +8,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/linear_step.h"
+#include "tests/random_vec.h"
 
 namespace tb::cpu {
 namespace {
@@ -27,13 +27,7 @@ class ThreadScope {
   int saved_;
 };
 
-std::vector<float> random_vec(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = u(rng);
-  return x;
-}
+using tb::test::random_vec;
 
 struct Shape {
   int64_t rows, d, o;
