@@ -40,6 +40,8 @@ namespace tb {
 namespace {
 
 constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
+// cuBLAS's fixed workspace: it must not allocate while a CUDA graph is captured.
+constexpr int64_t kCublasWorkspaceBytes = int64_t{32} << 20;
 
 // Phase boundaries of one step: [0] start, [1] batch ready, [2] forward+loss done,
 // [3] backward done, [4] gradients reduced (data-parallel ranks), [5] update done.
@@ -89,9 +91,8 @@ class CudaTrainer final : public Trainer {
     // A fixed workspace: cuBLAS must not allocate while a CUDA graph is captured.
     // cublasSetStream resets the workspace, so the stream is set first (and
     // tb::cuda::gemm only calls it again when the stream changes, which it never does).
-    workspace_bytes_ = int64_t{32} << 20;
     TB_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
-    TB_CUBLAS_CHECK(cublasSetWorkspace(cublas_, arena_.alloc<char>(workspace_bytes_), workspace_bytes_));
+    TB_CUBLAS_CHECK(cublasSetWorkspace(cublas_, arena_.alloc<char>(kCublasWorkspaceBytes), kCublasWorkspaceBytes));
 
     params_ = arena_.alloc<float>(layout_.total);
     grads_ = arena_.alloc<float>(layout_.total);
@@ -321,7 +322,7 @@ class CudaTrainer final : public Trainer {
     int64_t floats = 3 * layout_.total + 2 * max_rows_ * m.max_width() + 2 * max_rows_ * (data_.d + data_.o);
     for (size_t l = 1; l < m.layers.size(); ++l) floats += max_rows_ * m.layers[l];
     if (opt_.data_on_device) floats += data_.held_rows() * (data_.d + data_.o);
-    const int64_t bytes = floats * 4 + data_.n * 8;
+    const int64_t bytes = floats * 4 + data_.n * 8 + kCublasWorkspaceBytes;
     size_t free_b = 0, total_b = 0;
     TB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (static_cast<size_t>(bytes) > free_b) {
@@ -474,11 +475,20 @@ class CudaTrainer final : public Trainer {
       backward(b.x, count);
       cudaGraph_t graph = nullptr;
       TB_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
-      TB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(double), compute_));
-      forward(b.x, count);
-      loss(b, count, count, delta_, scratch, nullptr);
-      backward(b.x, count);
-      update();
+      try {
+        TB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(double), compute_));
+        forward(b.x, count);
+        loss(b, count, count, delta_, scratch, nullptr);
+        backward(b.x, count);
+        update();
+      } catch (...) {
+        // Leave the stream out of capture mode, or release()'s synchronisation (and
+        // every later use of the stream) fails with a second, confusing error.
+        cudaGraph_t partial = nullptr;
+        if (cudaStreamEndCapture(compute_, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+        cudaGetLastError();
+        throw;
+      }
       TB_CUDA_CHECK(cudaStreamEndCapture(compute_, &graph));
       const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
       TB_CUDA_WARN(cudaGraphDestroy(graph));
@@ -527,7 +537,6 @@ class CudaTrainer final : public Trainer {
   std::vector<cudaEvent_t> marks_;
   std::vector<void*> registered_;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};
-  int64_t workspace_bytes_ = 0;
   double loss_per_row_div_ = 1;
   bool needs_upload_ = false;
   PhaseTimes phases_;

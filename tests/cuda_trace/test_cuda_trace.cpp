@@ -310,3 +310,30 @@ TEST(CudaTrace, ConstructorFailingAtAnyAllocationReleasesWhatItHeld) {
 }
 
 }  // namespace
+
+// ---- a kernel launch failing inside a CUDA-graph capture ----------------------------------
+// The step throws mid-capture; the stream must leave capture mode before anything else
+// uses it (release() synchronises it), and everything is still released.
+TEST(CudaTrace, ALaunchFailingInsideACaptureEndsTheCaptureAndReleasesEverything) {
+  const std::string args = "--backend cuda --cuda-graph" + kClassify + shape(250, 0, 1, 1);
+  const TracedRun ok = traced("cuda-capture-fail", args, 1);
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  int k = 0, first_captured = 0;
+  for (const Call& c : ok.trace) {
+    if (c.fn != "launch") continue;
+    ++k;
+    if (c.capturing()) {
+      first_captured = k;
+      break;
+    }
+  }
+  ASSERT_GT(first_captured, 0) << "no kernel launched while capturing";
+  const TracedRun run = traced("cuda-capture-fail", args, 1, "TB_FAKE_LAUNCH_FAIL_AT=" + std::to_string(first_captured));
+  EXPECT_EQ(run.code, 1) << run.out;
+  EXPECT_NE(run.out.find("failed:"), std::string::npos) << run.out;
+  EXPECT_EQ(count(run.trace, "cudaStreamBeginCapture"), 1);
+  EXPECT_EQ(count(run.trace, "cudaStreamEndCapture"), 1);
+  EXPECT_EQ(count(run.trace, "cudaGraphLaunch"), 0);
+  EXPECT_NO_PROBLEMS(check_capture(run.trace));
+  EXPECT_NO_PROBLEMS(check_released(run.trace));
+}

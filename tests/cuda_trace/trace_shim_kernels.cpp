@@ -133,9 +133,16 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** arg
     if (i) shown += ',';
     shown += v;
   }
+  static long launches = 0;
+  const char* fail = std::getenv("TB_FAKE_LAUNCH_FAIL_AT");
+  const bool fails = fail && ++launches == std::atol(fail);
   Rec("launch").kv("kernel", name).stream(s).kv("grid", grid.x).kv("block", block.x)
       .kv("shmem", static_cast<long long>(shmem))
-      .kv("args", shown).acc(acc).emit();
+      .kv("args", shown).acc(acc).ret(fails ? cudaErrorLaunchFailure : 0).emit();
+  if (fails) {
+    t_last_error = cudaErrorLaunchFailure;
+    return cudaErrorLaunchFailure;
+  }
   submit(s, [name, slots] { run_kernel(name.c_str(), slots.data(), slots.size()); });
   return cudaSuccess;
 }

@@ -119,8 +119,8 @@ cudaError_t cudaDeviceSynchronize() {
   if (executing()) drain();
   return cudaSuccess;
 }
-cudaError_t cudaGetLastError() { return cudaSuccess; }
-cudaError_t cudaPeekAtLastError() { return cudaSuccess; }
+cudaError_t cudaGetLastError() { return std::exchange(t_last_error, cudaSuccess); }
+cudaError_t cudaPeekAtLastError() { return t_last_error; }
 const char* cudaGetErrorString(cudaError_t e) {
   static thread_local char b[64];
   std::snprintf(b, sizeof b, "fake CUDA error %d (tests/cuda_trace shim)", static_cast<int>(e));

@@ -12,6 +12,7 @@ thread_local int t_dev = 0;
 thread_local int t_tid = -1;
 int g_threads = 0;
 long g_seq = 0;
+thread_local cudaError_t t_last_error = cudaSuccess;
 
 int fake_gpus() {
   const char* e = std::getenv("TB_FAKE_GPUS");

@@ -36,6 +36,8 @@
 //
 // Knobs: TB_FAKE_GPUS=N, TB_FAKE_NO_PEER=1, TB_FAKE_MALLOC_FAIL_AT=K (the K-th cudaMalloc
 // of the process, from 1, fails with cudaErrorMemoryAllocation: the clean-up paths),
+// TB_FAKE_LAUNCH_FAIL_AT=K (the K-th kernel launch fails with cudaErrorLaunchFailure,
+// reported as CUDA does: by the next cudaGetLastError),
 // TB_FAKE_EXECUTE=1 (compute on the host).
 //
 // FILES. This header and trace_shim_state.cpp: the process state every fake shares
@@ -67,6 +69,8 @@ extern thread_local int t_dev;  // the calling thread's current device (CUDA: pe
 extern thread_local int t_tid;  // trace thread id, assigned on the first recorded call
 extern int g_threads;
 extern long g_seq;
+// The calling thread's sticky launch error (cudaGetLastError returns and clears it).
+extern thread_local cudaError_t t_last_error;
 
 int fake_gpus();  // TB_FAKE_GPUS, default 2
 bool no_peer();   // TB_FAKE_NO_PEER
