@@ -1,17 +1,22 @@
 // tests/cuda/test_cuda_backend.cpp — the `cuda` backend against the float64
 // reference on a real GPU: both models, device and host data placement, shuffled
 // and not, momentum, a short last batch, CUDA graphs (same parameters as without),
-// TF32 (looser), an impossible size as a clean failure. Skipped, with the reason,
+// TF32 (looser), memory and phases reported, an impossible size as a clean failure (also
+// in a suite, which goes on). Skipped, with the reason,
 // where no CUDA device is usable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "datasets/shuffle.h"
 #include "harness/backend.h"
 #include "harness/host_info.h"
 #include "tests/harness/test_helpers.h"
+#include "tests/shell.h"
 
 namespace tb {
 namespace {
@@ -70,9 +75,15 @@ TEST_F(CudaBackend, MatchesReferenceForBothPlacementsShuffledOrNot) {
     TrainOptions opt = options(layers, task, 64);  // 1003 = 15 x 64 + 43: a short last batch
     for (bool shuffle : {false, true}) {
       const Trained ref = train("reference", data, opt, 3, shuffle);
+      std::vector<float> resident;  // the device-placement parameters, for the host run
       for (bool on_device : {true, false}) {
         opt.data_on_device = on_device;
         const Trained gpu = train("cuda", data, opt, 3, shuffle);
+        // Host placement stages the same rows into equally aligned buffers for the same
+        // kernels: at most last-bit differences from device placement, far inside the
+        // reference tolerance (a wrong staged batch is ~1e-2 off).
+        if (on_device) resident = gpu.params;
+        else EXPECT_LT(max_rel(gpu.params, resident), 1e-6) << "host vs device placement, shuffle " << shuffle;
         // fp32 GEMMs (TF32 off) in another summation order: ~1e-5 relative.
         EXPECT_LT(max_rel(gpu.params, ref.params), 2e-4) << "device " << on_device << " shuffle " << shuffle;
         EXPECT_NEAR(gpu.eval.loss, ref.eval.loss, 1e-4 * std::max(1.0, ref.eval.loss));
@@ -116,6 +127,56 @@ TEST_F(CudaBackend, AnImpossibleSizeFailsWithTheMemoryNumbers) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("out of device memory (needs ~"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(CudaBackend, ReportsItsDeviceMemoryAndEveryPhase) {
+  const Dataset data = make_data(Task::kRegression, 512, 16, 2);
+  TrainOptions opt = options({16, 32, 2}, Task::kRegression, 64);
+  for (bool on_device : {true, false}) {
+    opt.data_on_device = on_device;
+    std::unique_ptr<Trainer> t = find_backend("cuda")->make_trainer(data, opt);
+    // At least parameters, gradients and velocity (3 x P floats) and the cuBLAS workspace.
+    const int64_t params = 16 * 32 + 32 + 32 * 2 + 2;
+    EXPECT_GT(t->peak_device_mem_bytes(), 3 * params * 4 + (int64_t{32} << 20)) << "device " << on_device;
+    t->set_params(init_params(opt.model, 3));
+    std::vector<int64_t> order;
+    epoch_order(2, 0, data.n, true, &order);
+    t->train_epoch({&order, opt.batch, 8, data.n}, nullptr);
+    const PhaseTimes p = t->take_phase_times();
+    EXPECT_GT(p.transfer_s, 0) << "device " << on_device;  // upload, gathers or staged copies
+    EXPECT_GT(p.forward_s, 0);
+    EXPECT_GT(p.backward_s, 0);
+    EXPECT_GT(p.optimizer_s, 0);
+  }
+}
+
+// A configuration that cannot fit is a failed row with the numbers; the suite goes on
+// to the next one (and exits 1, as after any failed row).
+TEST_F(CudaBackend, ASuiteGoesOnAfterAnOutOfMemoryRow) {
+  const std::string dir = std::string(TB_TEST_TMPDIR) + "/cuda-oom-suite";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/oom.suite");
+    // too-big: 3 x 2^34 weights (parameters, gradients, velocity) is ~200 GiB.
+    f << "defaults: --epochs 1 --warmup 0 --reps 1 --seed 1\n"
+         "too-big: --model mlp --layers 8,131072,131072,1 --dataset synthetic-regression --samples 64 --batch 64 "
+         "--lr 0.01 --backends cuda\n"
+         "fits: --model mlp --layers 8,16,1 --dataset synthetic-regression --samples 64 --batch 16 --lr 0.01 "
+         "--backends cuda\n";
+  }
+  const test::ShellResult r =
+      test::shell(std::string(TB_TRAINBENCH_EXE) + " suite " + dir + "/oom.suite --out " + dir + "/out 2>&1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  std::ifstream csv(dir + "/out/results.csv");
+  std::string header, line, too_big, fits;
+  std::getline(csv, header);
+  while (std::getline(csv, line)) {
+    if (line.find("too-big") != std::string::npos) too_big = line;
+    if (line.find("fits") != std::string::npos) fits = line;
+  }
+  EXPECT_NE(too_big.find("failed: out of device memory (needs ~"), std::string::npos) << too_big;
+  EXPECT_TRUE(fits.size() > 3 && fits.substr(fits.size() - 3) == ",ok") << fits;
 }
 
 TEST_F(CudaBackend, AnInvalidDeviceIsRefused) {
