@@ -24,8 +24,12 @@ std::vector<std::string> mpirun_prefix(int np) {
   std::string exe = "mpirun";
 #endif
   if (const char* e = std::getenv("TB_MPIRUN"); e && *e) exe = e;
-  std::vector<std::string> v = {exe, "-np", std::to_string(np)};
-  std::string flags = "--allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader";
+  // Slurm's srun counts tasks with -n and takes none of Open MPI's flags (binding and
+  // transports are the site's srun configuration); mpirun/mpiexec take -np.
+  const std::string base = exe.substr(exe.find_last_of('/') + 1);
+  const bool srun = base == "srun";
+  std::vector<std::string> v = {exe, srun ? "-n" : "-np", std::to_string(np)};
+  std::string flags = srun ? "" : "--allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader";
   if (const char* f = std::getenv("TB_MPIRUN_FLAGS")) flags = f;
   std::istringstream in(flags);
   for (std::string w; in >> w;) v.push_back(w);

@@ -10,7 +10,9 @@
 
 namespace tb {
 
-// The launcher command line (without the program and its arguments).
+// The launcher command line (without the program and its arguments): TB_MPIRUN (default
+// the mpirun found at configure time) with -np N and Open MPI's flags for one node, or,
+// when TB_MPIRUN names srun, srun -n N; TB_MPIRUN_FLAGS replaces the flags.
 std::vector<std::string> mpirun_prefix(int np);
 
 // Runs the prefix + this executable + args, appending stdout and stderr to log_path.
