@@ -98,10 +98,10 @@ struct CmdExit {
 // How a run ends this process: a failure of this rank alone takes the whole job down
 // at once (finish() aborts), rather than leaving the other ranks in a collective until
 // the watchdog's deadline.
-CmdExit exit_of(const RunOutcome& o, const RunConfig& c) {
+CmdExit exit_of(const RunOutcome& o) {
   if (!o.failed) return {};
   if (!o.local_failure || o.rows.empty()) return {1, ""};
-  return {1, "rank " + std::to_string(process_rank(c).rank) + ": " + o.rows.front().status};
+  return {1, o.rows.front().status};  // abort() prints it as "rank R: <status>"
 }
 
 // `suite-worker FILE INDEX RUN_ID TIMESTAMP DIR` (internal): one configuration of a
@@ -126,7 +126,7 @@ CmdExit cmd_suite_worker(const std::vector<std::string>& a) {
     for (const ResultRow& r : o.rows) results.append(result_fields(r));
     for (const CurvePoint& p : o.curves) curves.append(curve_fields(o.rows.front(), p));
   }
-  return exit_of(o, c);
+  return exit_of(o);
 }
 
 // Commands without flags: --help prints `usage`, anything else is bad input.
@@ -176,7 +176,7 @@ CmdExit cmd_run(const std::vector<std::string>& args, const std::string& command
   // Multi-process backends: every rank trains, rank 0 alone writes.
   if (process_rank(c).rank != 0) {
     Progress silent(false);
-    return exit_of(run_configuration(c, data, id, silent), c);
+    return exit_of(run_configuration(c, data, id, silent));
   }
   CsvWriter csv(out, results_header());  // opened before training: an unwritable file fails now
   if (out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
@@ -192,7 +192,7 @@ CmdExit cmd_run(const std::vector<std::string>& args, const std::string& command
     }
     if (r.status != "ok") std::fprintf(stderr, "trainbench: %s\n", r.status.c_str());
   }
-  return exit_of(o, c);  // the row is written first: an abort cannot lose it
+  return exit_of(o);  // the row is written first: an abort cannot lose it
 }
 
 int cmd_suite(const std::vector<std::string>& args, const std::string& command_line) {
