@@ -44,8 +44,8 @@ double now_s() {
 // A non-blocking communicator may answer ncclInProgress; the call has then been
 // accepted and completes (or fails) asynchronously: poll until it settles. A call
 // that does not settle within the deadline (a peer died during setup) aborts the
-// communicator and reports a system error.
-ncclResult_t wait_nccl(ncclComm_t comm, ncclResult_t r, double timeout_s) {
+// communicator (*aborted then true) and reports a system error.
+ncclResult_t wait_nccl(ncclComm_t comm, ncclResult_t r, double timeout_s, bool* aborted = nullptr) {
   const double start = now_s();
   while (r == ncclInProgress && comm != nullptr) {
     ncclResult_t state = ncclSuccess;
@@ -54,6 +54,7 @@ ncclResult_t wait_nccl(ncclComm_t comm, ncclResult_t r, double timeout_s) {
     if (r != ncclInProgress) break;
     if (now_s() - start > timeout_s) {
       ncclCommAbort(comm);
+      if (aborted) *aborted = true;
       return ncclSystemError;
     }
     std::this_thread::yield();
@@ -99,7 +100,14 @@ class NcclGradReducer final : public GradReducer {
     }
     for (cudaEvent_t ev : ready_) TB_CUDA_WARN(cudaEventDestroy(ev));
     if (done_) TB_CUDA_WARN(cudaEventDestroy(done_));
-    if (comm_) ncclCommDestroy(comm_);
+    if (comm_) {
+      // A non-blocking communicator is finalised (its pending work flushed) before it
+      // is destroyed, the sequence NCCL documents; one that does not settle within the
+      // deadline (a peer gone) is aborted instead.
+      bool aborted = false;
+      if (wait_nccl(comm_, ncclCommFinalize(comm_), timeout_s_, &aborted) == ncclSuccess) ncclCommDestroy(comm_);
+      else if (!aborted) ncclCommAbort(comm_);
+    }
     if (stream_) TB_CUDA_WARN(cudaStreamDestroy(stream_));
   }
 

@@ -12,7 +12,8 @@
 //     stream, ordered after backward produced it and before the update reads it (the
 //     happens-before model); with overlap the first bucket is issued while backward is
 //     still being enqueued, with --no-overlap only after it;
-//   * both ranks issue the same collectives in the same order (NCCL requires it).
+//   * both ranks issue the same collectives in the same order (NCCL requires it);
+//   * the communicator is finalised, then destroyed, once.
 #include <gtest/gtest.h>
 
 #include "tests/cuda_trace/traced_run.h"
@@ -64,9 +65,14 @@ TEST_P(CudaDdp, EachRankOnItsGpuBucketsOnTheNcclStreamRanksAgree) {
     const std::vector<std::string> bound = cublas_streams(t);
     ASSERT_EQ(bound.size(), 1u);
     const std::string compute = bound[0];
-    int inits = 0;
+    int inits = 0, finalized = 0, destroyed = 0;
     std::string nccl_stream;
     for (const Call& c : t) {
+      if (c.fn == "ncclCommFinalize") ++finalized;
+      if (c.fn == "ncclCommDestroy") {  // a non-blocking communicator: finalised first
+        ++destroyed;
+        EXPECT_EQ(finalized, 1) << "rank " << rank << " destroys its communicator unfinalised: " << c.line;
+      }
       if (c.has("sdev")) {
         EXPECT_EQ(c.num("sdev"), rank) << "rank " << rank << " uses another GPU: " << c.line;
       }
@@ -87,6 +93,7 @@ TEST_P(CudaDdp, EachRankOnItsGpuBucketsOnTheNcclStreamRanksAgree) {
       }
     }
     EXPECT_EQ(inits, 1);
+    EXPECT_EQ(destroyed, 1);
     const size_t reduces = collectives[static_cast<size_t>(rank)].size();
     EXPECT_EQ(reduces % train_steps, 0u);
     EXPECT_GE(reduces / train_steps, 2u) << "several buckets per step expected";

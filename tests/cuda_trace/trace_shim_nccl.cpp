@@ -106,6 +106,12 @@ ncclResult_t ncclCommDestroy(ncclComm_t c) {
   g_handles.erase(reinterpret_cast<uintptr_t>(c));
   return ncclSuccess;
 }
+ncclResult_t ncclCommFinalize(ncclComm_t c) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const Handle* h = handle(c);
+  Rec("ncclCommFinalize").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
+  return h ? ncclSuccess : ncclInvalidArgument;
+}
 ncclResult_t ncclCommAbort(ncclComm_t c) {
   std::lock_guard<std::mutex> g(g_mu);
   const Handle* h = handle(c);
