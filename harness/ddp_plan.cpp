@@ -103,4 +103,18 @@ void inject_fault(const std::string& kind, int rank, int64_t step) {
   throw std::runtime_error(where);
 }
 
+std::string rank_devices(const std::vector<int>& device, const std::vector<int>& local_rank) {
+  bool one_node = true;
+  for (size_t r = 0; r < local_rank.size(); ++r) one_node = one_node && local_rank[r] == static_cast<int>(r);
+  std::string out;
+  int node = -1;
+  for (size_t r = 0; r < device.size(); ++r) {
+    if (local_rank[r] == 0) ++node;  // a node's first rank
+    if (r) out += ",";
+    if (!one_node) out += std::to_string(std::max(node, 0)) + ":";
+    out += std::to_string(device[r]);
+  }
+  return out;
+}
+
 }  // namespace tb

@@ -56,6 +56,18 @@ class CudaTrainer final : public Trainer {
       world_size_ = par_.world->size();
     }
     if (world_size_ > 1) fault_ = fault_from_env();
+    devices_ = std::to_string(opt.device);
+    if (world_size_ > 1) {  // cuda-ddp's row names every rank's GPU (a collective: all ranks construct)
+      const double mine[2] = {static_cast<double>(opt.device), static_cast<double>(par_.world->local_rank())};
+      std::vector<double> all(static_cast<size_t>(2 * world_size_));
+      par_.world->allgather(mine, 2, all.data());
+      std::vector<int> device, local;
+      for (int r = 0; r < world_size_; ++r) {
+        device.push_back(static_cast<int>(all[static_cast<size_t>(2 * r)]));
+        local.push_back(static_cast<int>(all[static_cast<size_t>(2 * r + 1)]));
+      }
+      devices_ = rank_devices(device, local);
+    }
     if (opt.cuda_graph && par_.reducer) {  // any world size, 1 included
       throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");
     }
@@ -170,7 +182,7 @@ class CudaTrainer final : public Trainer {
   }
 
   std::string precision() const override { return opt_.precision; }
-  std::string devices() const override { return std::to_string(opt_.device); }
+  std::string devices() const override { return devices_; }
   int64_t peak_device_mem_bytes() const override { return arena_.held_bytes(); }
   int world_size() const override { return world_size_; }
   bool is_root() const override { return rank_ == 0; }
@@ -537,6 +549,7 @@ class CudaTrainer final : public Trainer {
   std::vector<cudaEvent_t> marks_;
   std::vector<void*> registered_;
   cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};
+  std::string devices_;  // the devices column: this GPU, or every rank's (rank_devices)
   double loss_per_row_div_ = 1;
   bool needs_upload_ = false;
   PhaseTimes phases_;

@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "harness/backend.h"
+#include "harness/csv_writer.h"
 #include "harness/host_info.h"
 #include "harness/mpi_launch.h"
 #include "harness/params_file.h"
@@ -69,6 +72,23 @@ TEST_F(CudaDdp, MatchesCudaAndReferenceAtEveryWorldSizeTheGpusAllow) {
     EXPECT_LT(max_rel(ddp, one), 1e-4) << "np " << np << " vs cuda";
     EXPECT_LT(max_rel(ddp, ref), 2e-4) << "np " << np << " vs reference";
   }
+}
+
+// Rank 0 writes the row; its devices column names every rank's GPU, in rank order.
+TEST_F(CudaDdp, TheRowNamesEveryRanksGpu) {
+  if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs, found " << gpus_;
+  const std::string csv = (fs::path(TB_TEST_TMPDIR) / "cddp-devices.csv").string();
+  fs::remove(csv);
+  const Result r = sh(mpirun(2) + TB_TRAINBENCH_EXE + " run --backend cuda-ddp" + kWorkload + " --out " + csv);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(csv);
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  const std::vector<std::string> h = tb::csv_fields(header), f = tb::csv_fields(row);
+  const size_t col = static_cast<size_t>(std::find(h.begin(), h.end(), "devices") - h.begin());
+  ASSERT_LT(col, f.size()) << header << "\n" << row;
+  EXPECT_EQ(f[col], "0,1") << row;
 }
 
 TEST_F(CudaDdp, BucketSizeAndOverlapDoNotChangeTheResult) {

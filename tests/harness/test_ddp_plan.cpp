@@ -63,5 +63,12 @@ TEST(DdpPlan, CudaDdpNeedsOneGpuPerRankOnTheNode) {
   EXPECT_NE(one_gpu_per_rank_shortfall(4, 8).find("needs 8 GPUs"), std::string::npos);
 }
 
+TEST(DdpPlan, RankDevicesListEveryRanksGpuAndNodesWhenThereAreSeveral) {
+  EXPECT_EQ(rank_devices({0}, {0}), "0");
+  EXPECT_EQ(rank_devices({0, 1, 2, 3}, {0, 1, 2, 3}), "0,1,2,3");
+  EXPECT_EQ(rank_devices({0, 1, 0, 1}, {0, 1, 0, 1}), "0:0,0:1,1:0,1:1");  // two nodes of 2 GPUs
+  EXPECT_EQ(rank_devices({3, 0, 1}, {0, 0, 0}), "0:3,1:0,2:1");             // one rank per node
+}
+
 }  // namespace
 }  // namespace tb
