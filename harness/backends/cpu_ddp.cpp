@@ -170,7 +170,11 @@ class CpuDdpTrainer final : public StepTrainer {
       } else {
         model_.backward(bv.x, local, [&](int layer) {
           while (next < buckets_.size() && buckets_[next].first_layer == layer) issue(next++);
+          // Open MPI progresses a non-blocking all-reduce only inside MPI calls: this
+          // one is all-reduce time too (busbw's t, README), not backward's.
+          Stopwatch p;
           comm_->poke();
+          busy_s_ += p.seconds();
         });
         phases_.backward_s += sw.lap();
       }
@@ -186,10 +190,11 @@ class CpuDdpTrainer final : public StepTrainer {
       if (opt_.overlap && k != last) comm_->wait(handles_[k]);
       else comm_->allreduce_sum(grads.data() + buckets_[k].offset, buckets_[k].count);
     }
+    const double reduced = c.seconds();  // the gradient buckets: busbw's t
     double loss = loss_sum;
     comm_->allreduce_sum(&loss, 1);
-    const double waited = c.seconds();
-    busy_s_ += waited;
+    const double waited = c.seconds();  // + the 8-byte loss sum: exposed communication
+    busy_s_ += reduced;
     ++busy_steps_;
     phases_.comm_s += waited;
     sw.lap();
