@@ -4,7 +4,7 @@ and the CUDA micro-benchmarks' JSON written beside it (microbench_cuda.json).
 
   large MLP step   (mlp-1024x4096x4096x4096x1000-64k, cuda, fp32)
                    step time <= 1.25 x the sum of the step's cuBLAS GEMM times
-  linear + graph   (linear-64x1-1M-graph, cuda, data resident, --cuda-graph)
+  linear + graph   (linear-64x1-16M-b1M-graph, cuda, data resident, --cuda-graph, 1M-row batches)
                    data bandwidth >= 60% of the device's measured copy bandwidth
   weak scaling     (weak-mlp-1024x4096x4096x4096x1000-x8, cuda-ddp, 8 GPUs)
                    samples/s(8) / (8 x samples/s(x1)) >= 90%
@@ -33,7 +33,7 @@ import sys
 
 LARGE_MLP = "mlp-1024x4096x4096x4096x1000-64k"
 GEMM_WORKLOAD = "mlp-1024x4096x4096x4096x1000"  # the micro-benchmarks' name for its shapes
-LINEAR_GRAPH = "linear-64x1-1M-graph"
+LINEAR_GRAPH = "linear-64x1-16M-b1M-graph"
 WEAK_STEM = "weak-mlp-1024x4096x4096x4096x1000"
 STEP_OVER_GEMM_MAX = 1.25
 BANDWIDTH_SHARE_MIN = 0.60

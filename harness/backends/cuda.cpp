@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ namespace {
 constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
 // cuBLAS's fixed workspace: it must not allocate while a CUDA graph is captured.
 constexpr int64_t kCublasWorkspaceBytes = int64_t{32} << 20;
+// --cuda-graph with unshuffled resident data: one graph per step up to this many
+// steps per epoch (each a few KiB and one capture in the first epoch), else a copy
+// of each batch into one staging buffer and one graph.
+constexpr int64_t kMaxStepGraphs = 4096;
 
 // Phase boundaries of one step: [0] start, [1] batch ready, [2] forward+loss done,
 // [3] backward done, [4] gradients reduced (data-parallel ranks), [5] update done.
@@ -146,7 +151,7 @@ class CudaTrainer final : public Trainer {
     // write the pinned loss buffer: drain both streams before releasing them.
     if (copy_) TB_CUDA_WARN(cudaStreamSynchronize(copy_));
     if (compute_) TB_CUDA_WARN(cudaStreamSynchronize(compute_));
-    for (cudaGraphExec_t g : graph_exec_) {
+    for (const auto& [input, g] : graphs_) {
       if (g) TB_CUDA_WARN(cudaGraphExecDestroy(g));
     }
     for (cudaEvent_t e : marks_) {
@@ -239,7 +244,7 @@ class CudaTrainer final : public Trainer {
         TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
         const Batch b = local > 0 ? device_batch(plan, begin, local, shuffled) : Batch{};
         TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
-        train_step(b, local, rows_of(s), plan.batch, s, 0);
+        train_step(b, local, rows_of(s), plan.batch, s);
       }
     } else {
       // Host placement: the double-buffer schedule (harness/transfer_schedule.h).
@@ -266,8 +271,7 @@ class CudaTrainer final : public Trainer {
             break;
           case StagingOp::kComputeTrains:
             maybe_inject_fault();
-            train_step(staging_.batch(op.buffer), shard(op.step).second, rows_of(op.step), plan.batch, op.step,
-                       op.buffer);
+            train_step(staging_.batch(op.buffer), shard(op.step).second, rows_of(op.step), plan.batch, op.step);
             break;
           case StagingOp::kComputeRecordsConsumed:
             TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(op.buffer), compute_));
@@ -373,10 +377,12 @@ class CudaTrainer final : public Trainer {
   }
 
   // Device placement: a batch is read in place when unshuffled, else gathered on
-  // the device into staging buffer 0 (a graphed step always reads buffer 0).
+  // the device into staging buffer 0. A graphed step reads in place too (one graph
+  // per step, replay_step) unless the epoch has more than kMaxStepGraphs full batches:
+  // then every step's rows are first copied into buffer 0, one graph for all.
   Batch device_batch(const EpochPlan& plan, int64_t begin, int64_t count, bool shuffled) {
     const bool graphed = opt_.cuda_graph && count == plan.batch;
-    if (!shuffled && !graphed) return contiguous(host_order_[begin]);
+    if (!shuffled && (!graphed || plan.num_batches <= kMaxStepGraphs)) return contiguous(host_order_[begin]);
     fill(0, begin, count, shuffled, compute_);
     return staging_.batch(0);
   }
@@ -384,10 +390,10 @@ class CudaTrainer final : public Trainer {
   // Forward + loss + backward (+ gradient reduction) + update of step s on this
   // rank's `count` rows of a global batch of `global` rows (marks 2..5 after it);
   // replayed from a graph for full batches with --cuda-graph (one GPU only).
-  void train_step(const Batch& b, int64_t count, int64_t global, int64_t full_batch, int64_t s, int buf) {
+  void train_step(const Batch& b, int64_t count, int64_t global, int64_t full_batch, int64_t s) {
     cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
     if (opt_.cuda_graph && count == full_batch) {
-      replay_step(b, count, s, buf);
+      replay_step(b, count, s);
       for (int k = 2; k < kMarks; ++k) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
       return;
     }
@@ -469,13 +475,14 @@ class CudaTrainer final : public Trainer {
                      static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay), compute_);
   }
 
-  // --cuda-graph: forward + loss + backward + update of a full batch read from
-  // staging buffer `buf`, captured once per buffer (host placement alternates two);
-  // the step's loss lands in a scratch slot that a small copy moves to
-  // step_loss_[s] after each replay.
-  void replay_step(const Batch& b, int64_t count, int64_t s, int buf) {
+  // --cuda-graph: forward + loss + backward + update of a full batch read from b,
+  // captured once per input address: a staging buffer (host placement alternates
+  // two; shuffled rows are gathered into one) or, for unshuffled resident data, the
+  // step's own rows (so no copy precedes the replay). The step's loss lands in a
+  // scratch slot that a small copy moves to step_loss_[s] after each replay.
+  void replay_step(const Batch& b, int64_t count, int64_t s) {
     double* scratch = step_loss_ + max_steps_ + 1;
-    cudaGraphExec_t& exec = graph_exec_[buf];
+    cudaGraphExec_t& exec = graphs_[b.x];
     if (!exec) {
       // One eager forward + loss + backward first (as PyTorch advises before capture):
       // every kernel is loaded and cuBLAS has chosen and set up its algorithms for
@@ -548,7 +555,7 @@ class CudaTrainer final : public Trainer {
   cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr;
   std::vector<cudaEvent_t> marks_;
   std::vector<void*> registered_;
-  cudaGraphExec_t graph_exec_[2] = {nullptr, nullptr};
+  std::map<const float*, cudaGraphExec_t> graphs_;  // --cuda-graph: by input rows (replay_step)
   std::string devices_;  // the devices column: this GPU, or every rank's (rank_devices)
   double loss_per_row_div_ = 1;
   bool needs_upload_ = false;

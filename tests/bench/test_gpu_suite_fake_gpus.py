@@ -75,7 +75,8 @@ def test_every_row_is_ok_at_every_gpu_count(run):
     assert ddp_worlds == {1, 2, 4, 8}
     dp_devices = {r["devices"].count(",") + 1 for r in rows if r["backend"] == "cuda-dp"}
     assert {2, 4, 8} <= dp_devices
-    for flag_workload in ["linear-64x1-1M-graph", "linear-64x1-1M-host", "mlp-1024x4096x4096x4096x1000-64k-tf32"]:
+    for flag_workload in ["linear-64x1-1M-graph", "linear-64x1-16M-b1M-graph", "linear-64x1-1M-host",
+                          "mlp-1024x4096x4096x4096x1000-64k-tf32"]:
         assert any(r["workload"] == flag_workload for r in rows), flag_workload
     assert {r["precision"] for r in rows if r["workload"].endswith("-tf32")} == {"tf32"}
 

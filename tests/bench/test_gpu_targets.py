@@ -62,7 +62,7 @@ def test_targets_are_computed_from_rows_and_micro_benchmarks(tmp_path):
             row("mlp-1024x4096x4096x4096x1000-64k", "cuda", BIG, 65536, 1024, 3, 192 * 12.3e-3, 1),
             row("mlp-1024x4096x4096x4096x1000-64k", "cuda", BIG, 65536, 1024, 3, 192 * 11.9e-3, 1),
             row("mlp-1024x4096x4096x4096x1000-64k", "cuda", BIG, 65536, 1024, 3, 1e-3, 1, precision="tf32"),
-            row("linear-64x1-1M-graph", "cuda", "64,1", 1000000, 1024, 3, 1, 5e9),
+            row("linear-64x1-16M-b1M-graph", "cuda", "64,1", 16777216, 1048576, 3, 1, 5e9),
             row("weak-mlp-1024x4096x4096x4096x1000-x1", "cuda-ddp", BIG, 32768, 1024, 2, 1, 1000),
             row("weak-mlp-1024x4096x4096x4096x1000-x8", "cuda-ddp", BIG, 262144, 8192, 2, 1, 7000, world=8)]
     write(tmp_path, rows, benches)

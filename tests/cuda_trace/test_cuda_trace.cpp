@@ -233,20 +233,21 @@ INSTANTIATE_TEST_SUITE_P(Trace, CudaHostPlacement,
 struct GraphCase {
   const char* name;
   std::string placement;
-  int captures;  // one per staging buffer a full batch is read from
+  bool shuffle;
+  int captures;  // one per address a full batch is read from: staging buffers, or each step's rows
 };
 
 void PrintTo(const GraphCase& c, std::ostream* os) { *os << c.name; }  // test names stay stable
 
 class CudaGraph : public ::testing::TestWithParam<GraphCase> {};
 
-TEST_P(CudaGraph, OneCapturePerStagingBufferOneReplayPerFullBatch) {
+TEST_P(CudaGraph, OneCapturePerInputAddressOneReplayPerFullBatch) {
   // 250 rows in batches of 32: 7 full batches (replayed) and one of 26 (eager) per epoch.
   const Plan plan{.warmup = 1, .reps = 1, .epochs = 2, .steps = 8};
   const int full = 7;
   const TracedRun run = traced(std::string("cuda-graph-") + GetParam().name,
-                               "--backend cuda --cuda-graph --shuffle --data-placement " + GetParam().placement +
-                                   kClassify + shape(250, 1, 1, 2),
+                               std::string("--backend cuda --cuda-graph ") + (GetParam().shuffle ? "--shuffle " : "") +
+                                   "--data-placement " + GetParam().placement + kClassify + shape(250, 1, 1, 2),
                                1);
   ASSERT_EQ(run.code, 0) << run.out;
   const Trace& t = run.trace;
@@ -259,8 +260,9 @@ TEST_P(CudaGraph, OneCapturePerStagingBufferOneReplayPerFullBatch) {
   EXPECT_EQ(count(t, "cudaGraphInstantiate"), GetParam().captures);
   EXPECT_EQ(count(t, "cudaGraphLaunch"), plan.total_epochs() * full);
   int eager_updates = 0, captured_updates = 0, captured_calls = 0;
-  std::set<std::string> inputs;  // the staging buffer each capture's first GEMM reads
+  std::set<std::string> inputs;  // the address each capture's first GEMM reads the batch from
   bool first_gemm = false;
+  int staging_copies = 0;  // device-to-device copies bigger than a loss slot, and gathers
   for (const Call& c : t) {
     if (c.fn == "cudaStreamBeginCapture") {
       EXPECT_TRUE(is_on(c, compute)) << c.line;
@@ -271,21 +273,30 @@ TEST_P(CudaGraph, OneCapturePerStagingBufferOneReplayPerFullBatch) {
     }
     if (c.capturing()) ++captured_calls;
     if (c.fn == "cublasSgemm" && c.capturing() && first_gemm) {
-      inputs.insert(block_of(c.get("b")));  // forward's first GEMM: b is the batch
+      inputs.insert(c.get("b"));  // forward's first GEMM: b is the batch
       first_gemm = false;
     }
     if (c.fn == "launch" && c.get("kernel").find("sgd_update") != std::string::npos) {
       ++(c.capturing() ? captured_updates : eager_updates);
     }
+    if ((c.fn == "cudaMemcpyAsync" && c.get("kind") == "D2D" && c.num("bytes") > 8) ||
+        (c.fn == "launch" && c.get("kernel").find("gather") != std::string::npos)) {
+      ++staging_copies;
+    }
+  }
+  if (GetParam().placement == "device") {  // host placement stages every batch by design
+    if (GetParam().shuffle) EXPECT_GT(staging_copies, 0) << "shuffled rows are gathered into the staging buffer";
+    else EXPECT_EQ(staging_copies, 0) << "unshuffled resident rows are replayed in place, never copied";
   }
   EXPECT_GT(captured_calls, 0);
-  EXPECT_EQ(static_cast<int>(inputs.size()), GetParam().captures) << "captures must read distinct staging buffers";
+  EXPECT_EQ(static_cast<int>(inputs.size()), GetParam().captures) << "captures must read distinct addresses";
   EXPECT_EQ(captured_updates, GetParam().captures);
   EXPECT_EQ(eager_updates, plan.total_epochs() * (plan.steps - full)) << "only the short batch runs eagerly";
 }
 
 INSTANTIATE_TEST_SUITE_P(Trace, CudaGraph,
-                         ::testing::Values(GraphCase{"device", "device", 1}, GraphCase{"host", "host", 2}),
+                         ::testing::Values(GraphCase{"device", "device", true, 1}, GraphCase{"host", "host", true, 2},
+                                           GraphCase{"device_unshuffled", "device", false, 7}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // ---- clean-up after a failed constructor ------------------------------------------------
