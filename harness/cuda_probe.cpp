@@ -14,9 +14,28 @@ std::string version_string(int v) {  // 13000 -> "13.0"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
+// Free memory of every GPU (FreeMemory::kAllDevices): each made current in turn — which
+// creates its primary context — then the caller's device again. Unread stays -1.
+void read_free_memory(GpuInventory* g) {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) cudaGetLastError();
+  for (GpuInfo& d : g->gpus) {
+    size_t free_b = 0, total_b = 0;
+    if (cudaSetDevice(d.index) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+      d.memory_free_bytes = static_cast<int64_t>(free_b);
+    } else {
+      cudaGetLastError();
+    }
+  }
+  if (cudaSetDevice(current) != cudaSuccess) cudaGetLastError();
+}
+
 }  // namespace
 
-GpuInventory gpu_inventory(bool free_memory_of_all) {
+// Only context-free queries unless kAllDevices: device count, properties, attributes,
+// PCI ids and peer access name their device and need no context; cudaSetDevice and
+// cudaMemGetInfo are left to read_free_memory.
+GpuInventory gpu_inventory(FreeMemory free_memory) {
   GpuInventory g;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -30,8 +49,6 @@ GpuInventory gpu_inventory(bool free_memory_of_all) {
     cudaGetLastError();  // clear the sticky error for later callers
     return g;
   }
-  int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess) cudaGetLastError();
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
@@ -52,30 +69,19 @@ GpuInventory gpu_inventory(bool free_memory_of_all) {
     cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, i);
     d.clock_mhz = clk / 1000;
     d.memory_clock_mhz = mclk / 1000;
-    // Free memory needs a context on that GPU: only for the current one, so a rank of
-    // a multi-process job does not open contexts on (or grab) other ranks' GPUs.
-    size_t free_b = 0, total_b = 0;
-    d.memory_free_bytes = -1;  // not read
-    if (i == current || free_memory_of_all) {
-      if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
-        d.memory_free_bytes = static_cast<int64_t>(free_b);
-      } else {
-        cudaGetLastError();
-      }
-    }
     g.gpus.push_back(d);
   }
   g.peer_access.assign(g.gpus.size(), std::vector<int>(g.gpus.size(), 0));
   for (size_t i = 0; i < g.gpus.size(); ++i) {
     for (size_t j = 0; j < g.gpus.size(); ++j) {
       int ok = i == j;
-      if (i != j) cudaDeviceCanAccessPeer(&ok, static_cast<int>(i), static_cast<int>(j));
+      if (i != j) cudaDeviceCanAccessPeer(&ok, g.gpus[i].index, g.gpus[j].index);
       g.peer_access[i][j] = ok;
     }
   }
-  if (cudaSetDevice(current) != cudaSuccess) cudaGetLastError();  // leave the caller's device current
   g.usable = !g.gpus.empty();
   if (!g.usable) g.reason = "no CUDA device (properties could not be read)";
+  if (g.usable && free_memory == FreeMemory::kAllDevices) read_free_memory(&g);
   return g;
 }
 

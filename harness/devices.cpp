@@ -84,7 +84,7 @@ std::string format_devices(const HostInfo& h, const GpuInventory& g) {
 }
 
 #if !defined(TB_HAVE_CUDA)
-GpuInventory gpu_inventory(bool) {
+GpuInventory gpu_inventory(FreeMemory) {
   GpuInventory g;
   g.reason = "built without CUDA (no nvcc found at configure time, or TB_ENABLE_CUDA=OFF)";
   return g;

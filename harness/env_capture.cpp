@@ -80,7 +80,7 @@ RunIdentity make_run_identity() {
 
 std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed) {
   const HostInfo h = host_info();
-  const GpuInventory g = gpu_inventory();
+  const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
   const std::string src = TB_SOURCE_DIR;
   const std::string commit = first_line_of("git -C '" + src + "' rev-parse HEAD");
   const bool dirty = !first_line_of("git -C '" + src + "' status --porcelain --untracked-files=no").empty();
