@@ -1,7 +1,11 @@
 // harness/cuda_probe.cpp — GPU inventory through the CUDA runtime (CUDA builds only).
 // On a machine without a usable device every call fails cleanly and the reason
 // (cudaGetErrorString) is reported instead of a GPU list.
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#if defined(TB_HAVE_NCCL)
+#include <nccl.h>
+#endif
 
 #include <string>
 
@@ -12,6 +16,30 @@ namespace {
 
 std::string version_string(int v) {  // 13000 -> "13.0"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+// The cuBLAS library loaded: cublasGetProperty needs no handle and no context.
+std::string cublas_version() {
+  int v[3] = {};
+  const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+  for (int i = 0; i < 3; ++i) {
+    if (cublasGetProperty(parts[i], &v[i]) != CUBLAS_STATUS_SUCCESS) return "unknown";
+  }
+  return std::to_string(v[0]) + "." + std::to_string(v[1]) + "." + std::to_string(v[2]);
+}
+
+// The NCCL library loaded, "" in builds without NCCL. Its code is major*10000 +
+// minor*100 + patch since 2.9 (22809 -> "2.28.9"), major*1000 + minor*100 + patch before.
+std::string nccl_version() {
+#if defined(TB_HAVE_NCCL)
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  const int major = v >= 10000 ? v / 10000 : v / 1000;
+  const int minor = v >= 10000 ? (v % 10000) / 100 : (v % 1000) / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+#else
+  return "";
+#endif
 }
 
 // Free memory of every GPU (FreeMemory::kAllDevices): each made current in turn — which
@@ -44,6 +72,8 @@ GpuInventory gpu_inventory(FreeMemory free_memory) {
   cudaDriverGetVersion(&drv);
   g.runtime_version = version_string(rt);
   g.driver_version = drv ? version_string(drv) : "none";
+  g.cublas_version = cublas_version();
+  g.nccl_version = nccl_version();
   if (err != cudaSuccess || count == 0) {
     g.reason = std::string("no CUDA device (") + (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")";
     cudaGetLastError();  // clear the sticky error for later callers

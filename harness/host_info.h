@@ -32,7 +32,9 @@ struct GpuInventory {
   std::string reason;              // why no GPU is usable (when !usable)
   std::vector<GpuInfo> gpus;
   std::vector<std::vector<int>> peer_access;  // [i][j] = 1 if i can access j
-  std::string driver_version, runtime_version;
+  std::string driver_version, runtime_version;  // "13.0"; driver "none" without a driver
+  std::string cublas_version;                    // "13.1.0", from cuBLAS at run time; "" without CUDA
+  std::string nccl_version;                      // "2.28.9", from NCCL at run time; "" when built without NCCL
 };
 
 // Whether gpu_inventory reads free memory. Reading it needs a context on the GPU

@@ -4,10 +4,15 @@
 //     only its own GPU — the inventory that availability(), make_trainer() and env.json
 //     take before the GPU is picked makes no device current and reads no free memory
 //     (cudaSetDevice / cudaMemGetInfo would open a context on GPU 0: ~300-500 MB there
-//     per process).
+//     per process);
+//   * `trainbench devices`, the one caller that reads free memory (of every GPU), lists
+//     both fake GPUs with it, and the cuBLAS and NCCL versions the libraries report.
 #include <gtest/gtest.h>
 
+#include <cublas_api.h>
+
 #include <string>
+#include <vector>
 
 #include "tests/cuda_trace/traced_run.h"
 
@@ -40,6 +45,42 @@ TEST(NoStrayContext, EachCudaDdpRankTouchesOnlyItsGpu) {
     const Problems p = check_one_device(t, rank);
     EXPECT_TRUE(p.empty()) << p.size() << " problem(s) in " << where << ":\n" << report(p);
   }
+}
+
+TEST(TraceDevices, ListsBothGpusWithFreeMemoryAndLibraryVersions) {
+  const TracedRun run = traced_command("inventory-devices", "devices", 2);
+  ASSERT_EQ(run.code, 0) << run.out;
+  // The shim's fake GPUs: 80 GiB each, 70 GiB free (trace_shim_runtime.cpp).
+  for (const char* gpu : {"gpu 0    Fake GPU 0", "gpu 1    Fake GPU 1"}) {
+    EXPECT_NE(run.out.find(gpu), std::string::npos) << gpu << " missing:\n" << run.out;
+  }
+  EXPECT_EQ(run.out.find("gpu 2"), std::string::npos) << run.out;
+  const size_t free_lines = [&] {
+    size_t n = 0;
+    for (size_t at = run.out.find("81920 MiB total, 71680 MiB free"); at != std::string::npos;
+         at = run.out.find("81920 MiB total, 71680 MiB free", at + 1)) {
+      ++n;
+    }
+    return n;
+  }();
+  EXPECT_EQ(free_lines, 2u) << "free memory of both GPUs expected:\n" << run.out;
+  // Free memory is read with each GPU current in turn, then the caller's device (0) is current again.
+  std::vector<int> read_on, made_current;
+  for (const Call& c : run.trace) {
+    if (c.fn == "cudaMemGetInfo") read_on.push_back(c.dev);
+    if (c.fn == "cudaSetDevice") made_current.push_back(static_cast<int>(c.num("to")));
+  }
+  EXPECT_EQ(read_on, (std::vector<int>{0, 1})) << run.path;
+  EXPECT_EQ(made_current, (std::vector<int>{0, 1, 0})) << run.path;
+  const std::string cublas = "cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) +
+                             "." + std::to_string(CUBLAS_VER_PATCH);
+  EXPECT_NE(run.out.find(cublas), std::string::npos) << cublas << " missing:\n" << run.out;
+#if TB_TRACE_NCCL
+  const std::string nccl = std::string("NCCL ") + TB_TRACE_NCCL_VERSION;
+#else
+  const std::string nccl = "NCCL none (built without NCCL)";
+#endif
+  EXPECT_NE(run.out.find(nccl), std::string::npos) << nccl << " missing:\n" << run.out;
 }
 
 }  // namespace
