@@ -6,11 +6,15 @@
 //     (cudaSetDevice / cudaMemGetInfo would open a context on GPU 0: ~300-500 MB there
 //     per process);
 //   * `trainbench devices`, the one caller that reads free memory (of every GPU), lists
-//     both fake GPUs with it, and the cuBLAS and NCCL versions the libraries report.
+//     both fake GPUs with it, and the cuBLAS and NCCL versions the libraries report;
+//   * env.json holds the same facts (free memory null), the peer matrix, the versions
+//     and CUDA_VISIBLE_DEVICES.
 #include <gtest/gtest.h>
 
 #include <cublas_api.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -81,6 +85,55 @@ TEST(TraceDevices, ListsBothGpusWithFreeMemoryAndLibraryVersions) {
   const std::string nccl = "NCCL none (built without NCCL)";
 #endif
   EXPECT_NE(run.out.find(nccl), std::string::npos) << nccl << " missing:\n" << run.out;
+}
+
+// env.json: what `devices` lists per GPU but free memory (null: reading it would open
+// contexts), the peer matrix, the library versions and CUDA_VISIBLE_DEVICES.
+TEST(TraceEnvJson, HoldsTheInventoryVersionsAndVisibleDevices) {
+  const std::string cublas = std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
+                             std::to_string(CUBLAS_VER_PATCH);
+  const std::string cudart = std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10);
+  const std::string nccl = TB_TRACE_NCCL ? std::string("\"") + TB_TRACE_NCCL_VERSION + "\"" : "null";
+  struct Case {
+    const char* name;
+    std::string env, launcher;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"inventory-env", "CUDA_VISIBLE_DEVICES=0,1", "",
+       {"\"peer_access\": [[1, 1], [1, 1]]", "\"cuda_visible_devices\": \"0,1\""}},
+      {"inventory-env-no-peer", "TB_FAKE_NO_PEER=1", "env -u CUDA_VISIBLE_DEVICES ",
+       {"\"peer_access\": [[1, 0], [0, 1]]", "\"cuda_visible_devices\": null"}},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    const TracedRun run = traced(k.name, "--backend cuda" + kClassify + kShape, 2, k.env, k.launcher);
+    ASSERT_EQ(run.code, 0) << run.out;
+    const std::string path = trace_path(k.name) + ".csv.env.json";
+    std::ifstream in(path);
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> want = k.want;
+    for (int i = 0; i < 2; ++i) {
+      const std::string n = std::to_string(i);
+      want.push_back("{\"index\": " + n + ", \"name\": \"Fake GPU " + n +
+                     " (tests/cuda_trace, nothing executes)\", \"compute_capability\": \"9.0\", \"sm_count\": 132, "
+                     "\"memory_bytes\": 85899345920, \"memory_free_bytes\": null, \"clock_mhz\": 1000, "
+                     "\"memory_clock_mhz\": 1000, \"pci_bus_id\": \"0000:0" + n + ":00.0\"}");
+    }
+    for (const std::string& w : {"\"driver\": \"" + cudart + "\"", "\"cuda_runtime\": \"" + cudart + "\"",
+                                 "\"cublas\": \"" + cublas + "\"", "\"nccl_runtime\": " + nccl,
+                                 std::string("\"gpu_unavailable_reason\": null")}) {
+      want.push_back(w);
+    }
+    for (const std::string& w : want) EXPECT_NE(json.find(w), std::string::npos) << w << " not in " << path << ":\n" << json;
+    EXPECT_EQ(count(run.trace, "cudaMemGetInfo"), 1) << "only the trainer's own memory check: " << run.path;
+    // Valid JSON, as reports/ reads it (exit 99: no python3 here to ask).
+    const tb::test::ShellResult valid = tb::test::shell(
+        "command -v python3 >/dev/null || exit 99; python3 -c 'import json, sys; json.load(open(sys.argv[1]))' " + path);
+    if (valid.code != 99) {
+      EXPECT_EQ(valid.code, 0) << "invalid JSON in " << path << ":\n" << valid.out;
+    }
+  }
 }
 
 }  // namespace
