@@ -1,7 +1,11 @@
 // harness/cuda_probe.cpp — GPU inventory through the CUDA runtime (CUDA builds only).
 // On a machine without a usable device every call fails cleanly and the reason
 // (cudaGetErrorString) is reported instead of a GPU list.
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#if defined(TB_HAVE_NCCL)
+#include <nccl.h>
+#endif
 
 #include <string>
 
@@ -14,9 +18,52 @@ std::string version_string(int v) {  // 13000 -> "13.0"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
+// The cuBLAS library loaded: cublasGetProperty needs no handle and no context.
+std::string cublas_version() {
+  int v[3] = {};
+  const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+  for (int i = 0; i < 3; ++i) {
+    if (cublasGetProperty(parts[i], &v[i]) != CUBLAS_STATUS_SUCCESS) return "unknown";
+  }
+  return std::to_string(v[0]) + "." + std::to_string(v[1]) + "." + std::to_string(v[2]);
+}
+
+// The NCCL library loaded, "" in builds without NCCL. Its code is major*10000 +
+// minor*100 + patch since 2.9 (22809 -> "2.28.9"), major*1000 + minor*100 + patch before.
+std::string nccl_version() {
+#if defined(TB_HAVE_NCCL)
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  const int major = v >= 10000 ? v / 10000 : v / 1000;
+  const int minor = v >= 10000 ? (v % 10000) / 100 : (v % 1000) / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+#else
+  return "";
+#endif
+}
+
+// Free memory of every GPU (FreeMemory::kAllDevices): each made current in turn — which
+// creates its primary context — then the caller's device again. Unread stays -1.
+void read_free_memory(GpuInventory* g) {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) cudaGetLastError();
+  for (GpuInfo& d : g->gpus) {
+    size_t free_b = 0, total_b = 0;
+    if (cudaSetDevice(d.index) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+      d.memory_free_bytes = static_cast<int64_t>(free_b);
+    } else {
+      cudaGetLastError();
+    }
+  }
+  if (cudaSetDevice(current) != cudaSuccess) cudaGetLastError();
+}
+
 }  // namespace
 
-GpuInventory gpu_inventory(bool free_memory_of_all) {
+// Only context-free queries unless kAllDevices: device count, properties, attributes,
+// PCI ids and peer access name their device and need no context; cudaSetDevice and
+// cudaMemGetInfo are left to read_free_memory.
+GpuInventory gpu_inventory(FreeMemory free_memory) {
   GpuInventory g;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -25,13 +72,13 @@ GpuInventory gpu_inventory(bool free_memory_of_all) {
   cudaDriverGetVersion(&drv);
   g.runtime_version = version_string(rt);
   g.driver_version = drv ? version_string(drv) : "none";
+  g.cublas_version = cublas_version();
+  g.nccl_version = nccl_version();
   if (err != cudaSuccess || count == 0) {
     g.reason = std::string("no CUDA device (") + (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")";
     cudaGetLastError();  // clear the sticky error for later callers
     return g;
   }
-  int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess) cudaGetLastError();
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
@@ -52,30 +99,19 @@ GpuInventory gpu_inventory(bool free_memory_of_all) {
     cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, i);
     d.clock_mhz = clk / 1000;
     d.memory_clock_mhz = mclk / 1000;
-    // Free memory needs a context on that GPU: only for the current one, so a rank of
-    // a multi-process job does not open contexts on (or grab) other ranks' GPUs.
-    size_t free_b = 0, total_b = 0;
-    d.memory_free_bytes = -1;  // not read
-    if (i == current || free_memory_of_all) {
-      if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
-        d.memory_free_bytes = static_cast<int64_t>(free_b);
-      } else {
-        cudaGetLastError();
-      }
-    }
     g.gpus.push_back(d);
   }
   g.peer_access.assign(g.gpus.size(), std::vector<int>(g.gpus.size(), 0));
   for (size_t i = 0; i < g.gpus.size(); ++i) {
     for (size_t j = 0; j < g.gpus.size(); ++j) {
       int ok = i == j;
-      if (i != j) cudaDeviceCanAccessPeer(&ok, static_cast<int>(i), static_cast<int>(j));
+      if (i != j) cudaDeviceCanAccessPeer(&ok, g.gpus[i].index, g.gpus[j].index);
       g.peer_access[i][j] = ok;
     }
   }
-  if (cudaSetDevice(current) != cudaSuccess) cudaGetLastError();  // leave the caller's device current
   g.usable = !g.gpus.empty();
   if (!g.usable) g.reason = "no CUDA device (properties could not be read)";
+  if (g.usable && free_memory == FreeMemory::kAllDevices) read_free_memory(&g);
   return g;
 }
 

@@ -63,7 +63,8 @@ std::string format_devices(const HostInfo& h, const GpuInventory& g) {
     os << "gpus     none usable: " << g.reason << "\n";
     return os.str();
   }
-  os << "driver   " << g.driver_version << ", runtime " << g.runtime_version << "\n";
+  os << "driver   " << g.driver_version << ", runtime " << g.runtime_version << ", cuBLAS " << g.cublas_version
+     << ", NCCL " << (g.nccl_version.empty() ? "none (built without NCCL)" : g.nccl_version) << "\n";
   for (const GpuInfo& d : g.gpus) {
     os << "gpu " << d.index << "    " << d.name << ", cc " << d.compute_capability << ", " << d.sm_count
        << " SMs, " << d.memory_total_bytes / (1024 * 1024) << " MiB total, "
@@ -84,7 +85,7 @@ std::string format_devices(const HostInfo& h, const GpuInventory& g) {
 }
 
 #if !defined(TB_HAVE_CUDA)
-GpuInventory gpu_inventory(bool) {
+GpuInventory gpu_inventory(FreeMemory) {
   GpuInventory g;
   g.reason = "built without CUDA (no nvcc found at configure time, or TB_ENABLE_CUDA=OFF)";
   return g;

@@ -35,6 +35,7 @@ std::string q(const std::string& s) {
   return r;
 }
 std::string q_or_null(const char* s) { return s ? q(s) : "null"; }
+std::string q_or_null(const std::string& s) { return s.empty() ? "null" : q(s); }
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
@@ -80,7 +81,7 @@ RunIdentity make_run_identity() {
 
 std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed) {
   const HostInfo h = host_info();
-  const GpuInventory g = gpu_inventory();
+  const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
   const std::string src = TB_SOURCE_DIR;
   const std::string commit = first_line_of("git -C '" + src + "' rev-parse HEAD");
   const bool dirty = !first_line_of("git -C '" + src + "' status --porcelain --untracked-files=no").empty();
@@ -110,7 +111,7 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
     << "},\n";
   j << "  \"build\": {\"type\": " << q(TB_BUILD_TYPE) << ", \"compiler\": " << q(TB_CXX_COMPILER)
     << ", \"flags\": " << q(TB_CXX_FLAGS) << ", \"cuda_architectures\": " << q_or_null(cuda)
-    << ", \"cuda\": " << (g.runtime_version.empty() ? "null" : q(g.runtime_version))
+    << ", \"cuda\": " << q_or_null(g.runtime_version)
     << ", \"mpi\": " << q_or_null(mpi) << ", \"nccl\": " << q_or_null(nccl)
     << ", \"cpu_gemm\": " << q(cpu::gemm_implementation()) << "},\n";
   j << "  \"host\": {\"hostname\": " << q(h.hostname) << ", \"os\": " << q(h.os) << ", \"kernel\": " << q(h.kernel)
@@ -121,13 +122,28 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
     << q(env_or_empty("OMP_PROC_BIND")) << ", \"places\": " << q(env_or_empty("OMP_PLACES")) << "},\n";
   j << "  \"blas_env\": {\"OPENBLAS_CORETYPE\": " << q(env_or_empty("OPENBLAS_CORETYPE"))
     << ", \"OPENBLAS_L2_SIZE\": " << q(env_or_empty("OPENBLAS_L2_SIZE")) << "},\n";
-  j << "  \"driver\": " << (g.driver_version.empty() ? "null" : q(g.driver_version)) << ",\n";
+  // GPUs as `trainbench devices` lists them, but free memory: reading it would open a
+  // context on every GPU (harness/host_info.h, FreeMemory), so it is null here.
+  j << "  \"driver\": " << q_or_null(g.driver_version) << ",\n";
+  j << "  \"cuda_runtime\": " << q_or_null(g.runtime_version) << ",\n";
+  j << "  \"cublas\": " << q_or_null(g.cublas_version) << ",\n";
+  j << "  \"nccl_runtime\": " << q_or_null(g.nccl_version) << ",\n";
+  j << "  \"cuda_visible_devices\": " << q_or_null(std::getenv("CUDA_VISIBLE_DEVICES")) << ",\n";
   j << "  \"gpus\": [";
   for (size_t i = 0; i < g.gpus.size(); ++i) {
     const GpuInfo& d = g.gpus[i];
     j << (i ? ", " : "") << "{\"index\": " << d.index << ", \"name\": " << q(d.name)
       << ", \"compute_capability\": " << q(d.compute_capability) << ", \"sm_count\": " << d.sm_count
-      << ", \"memory_bytes\": " << d.memory_total_bytes << ", \"pci_bus_id\": " << q(d.pci_bus_id) << "}";
+      << ", \"memory_bytes\": " << d.memory_total_bytes << ", \"memory_free_bytes\": "
+      << (d.memory_free_bytes < 0 ? "null" : std::to_string(d.memory_free_bytes)) << ", \"clock_mhz\": " << d.clock_mhz
+      << ", \"memory_clock_mhz\": " << d.memory_clock_mhz << ", \"pci_bus_id\": " << q(d.pci_bus_id) << "}";
+  }
+  j << "],\n";
+  j << "  \"peer_access\": [";  // [i][j] = 1: GPU i can access GPU j's memory
+  for (size_t r = 0; r < g.peer_access.size(); ++r) {
+    j << (r ? ", " : "") << "[";
+    for (size_t c = 0; c < g.peer_access[r].size(); ++c) j << (c ? ", " : "") << g.peer_access[r][c];
+    j << "]";
   }
   j << "],\n";
   j << "  \"gpu_unavailable_reason\": " << (g.usable ? "null" : q(g.reason)) << ",\n";

@@ -22,7 +22,8 @@ struct GpuInfo {
   int index = 0;
   std::string name, pci_bus_id, compute_capability;
   int sm_count = 0;
-  int64_t memory_total_bytes = 0, memory_free_bytes = 0;
+  int64_t memory_total_bytes = 0;
+  int64_t memory_free_bytes = -1;  // -1: not read (FreeMemory::kNotRead)
   int clock_mhz = 0, memory_clock_mhz = 0;
 };
 
@@ -31,14 +32,23 @@ struct GpuInventory {
   std::string reason;              // why no GPU is usable (when !usable)
   std::vector<GpuInfo> gpus;
   std::vector<std::vector<int>> peer_access;  // [i][j] = 1 if i can access j
-  std::string driver_version, runtime_version;
+  std::string driver_version, runtime_version;  // "13.0"; driver "none" without a driver
+  std::string cublas_version;                    // "13.1.0", from cuBLAS at run time; "" without CUDA
+  std::string nccl_version;                      // "2.28.9", from NCCL at run time; "" when built without NCCL
 };
 
-// Without a CUDA build: usable = false, reason "built without CUDA". Free memory is
-// read for the current device only (a context on every GPU would cost each rank of a
-// multi-process job memory on every GPU), or for all when free_memory_of_all
-// (`trainbench devices`); unread values are -1.
-GpuInventory gpu_inventory(bool free_memory_of_all = false);
+// Whether gpu_inventory reads free memory. Reading it needs a context on the GPU
+// (cudaSetDevice + cudaMemGetInfo; since CUDA 12 cudaSetDevice creates the primary
+// context, ~300-500 MB of that GPU) — a backend's availability(), each rank of a
+// multi-process job before it picks its GPU, env.json and the long-lived suite must
+// not, so only the short-lived `trainbench devices` asks for it.
+enum class FreeMemory {
+  kNotRead,     // no context anywhere: no cudaSetDevice, no cudaMemGetInfo; free stays -1
+  kAllDevices,  // every GPU made current in turn, then the caller's device again
+};
+
+// Without a CUDA build: usable = false, reason "built without CUDA".
+GpuInventory gpu_inventory(FreeMemory free_memory);
 
 // Text for `trainbench devices`.
 std::string format_devices(const HostInfo& h, const GpuInventory& g);

@@ -155,7 +155,7 @@ int cmd_devices(const std::vector<std::string>& args) {
   if (!no_flags(args, "usage: trainbench devices\n\nDescribes this machine's CPU, memory and GPUs (or why none).\n")) {
     return 0;
   }
-  std::fputs(format_devices(host_info(), gpu_inventory(/*free_memory_of_all=*/true)).c_str(), stdout);
+  std::fputs(format_devices(host_info(), gpu_inventory(FreeMemory::kAllDevices)).c_str(), stdout);
   return 0;
 }
 

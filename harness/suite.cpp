@@ -176,7 +176,7 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
 // spread over nodes by a custom launcher.
 std::string gpus_short_for(const RunConfig& c) {
   if (c.backend != "cuda-ddp" || !launch_is_single_node()) return "";
-  const GpuInventory g = gpu_inventory();
+  const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
   if (!g.usable) return "";  // the backend's own availability says why
   return one_gpu_per_rank_shortfall(static_cast<int>(g.gpus.size()), c.world_size);
 }

@@ -573,12 +573,12 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::string description() const override { return "1 GPU, cuBLAS GEMMs + fused kernels"; }
   Availability availability() const override {
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
     return {true, ""};
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (opt.device < 0 || opt.device >= static_cast<int>(g.gpus.size())) {
       throw Error("--device: " + std::to_string(opt.device) + " is not a visible GPU (found " +
                   std::to_string(g.gpus.size()) + ")");

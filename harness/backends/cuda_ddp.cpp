@@ -237,13 +237,13 @@ class CudaDdpBackend final : public Backend {
   std::string name() const override { return "cuda-ddp"; }
   std::string description() const override { return "N processes x 1 GPU, NCCL, DDP semantics"; }
   Availability availability() const override {
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
     return {true, ""};
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt_in) const override {
     std::shared_ptr<Communicator> world = mpi_world(opt_in.comm_timeout_s);
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     TrainOptions opt = opt_in;
     opt.device = gpu_for_rank(*world, static_cast<int>(g.gpus.size()));  // refuses 2 ranks on one GPU
     if (opt.deterministic) throw Error("--deterministic: implemented for cpu-ddp only");

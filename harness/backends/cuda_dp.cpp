@@ -467,7 +467,7 @@ class CudaDpBackend final : public Backend {
   // on the GPUs it names.
   Availability availability() const override { return availability_for(TrainOptions{}); }
   Availability availability_for(const TrainOptions& opt) const override {
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
     const std::string why = dp_unavailable_reason(static_cast<int>(g.gpus.size()), opt.dp_devices);
     if (!why.empty()) return {false, why};
@@ -482,7 +482,7 @@ class CudaDpBackend final : public Backend {
     if (opt.cuda_graph) {
       throw Error("--cuda-graph: not supported by cuda-dp (a step spans several streams and GPUs)");
     }
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) throw Error("cuda-dp: " + g.reason);
     return std::make_unique<CudaDpTrainer>(data, opt, resolve_slots(opt.dp_devices, static_cast<int>(g.gpus.size())));
   }

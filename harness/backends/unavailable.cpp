@@ -22,7 +22,7 @@ class UnavailableBackend final : public Backend {
 
   Availability availability() const override {
     if (min_gpus_ > 0) {
-      const GpuInventory g = gpu_inventory();
+      const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
       if (!g.usable) return {false, g.reason};
       if (static_cast<int>(g.gpus.size()) < min_gpus_) {
         return {false, "needs " + std::to_string(min_gpus_) + " GPUs, found " + std::to_string(g.gpus.size())};

@@ -24,7 +24,7 @@ namespace {
 class CudaBackend : public ::testing::Test {
  protected:
   void SetUp() override {
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
   }
 };

@@ -32,7 +32,7 @@ using tb::test::mpirun;
 class CudaDdp : public ::testing::Test {
  protected:
   void SetUp() override {
-    const tb::GpuInventory g = tb::gpu_inventory();
+    const tb::GpuInventory g = tb::gpu_inventory(tb::FreeMemory::kNotRead);
     if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
     const tb::Backend* b = tb::find_backend("cuda-ddp");
     if (!b || !b->availability().ok) GTEST_SKIP() << "cuda-ddp unavailable: " << b->availability().reason;

@@ -29,7 +29,7 @@ using test::max_rel_err;
 class CudaDp : public ::testing::Test {
  protected:
   void SetUp() override {
-    const GpuInventory g = gpu_inventory();
+    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
     gpus_ = static_cast<int>(g.gpus.size());
   }
@@ -108,7 +108,7 @@ TEST(CudaDpFlags, HostPlacementAndCudaGraphAreRefusedByName) {
 }
 
 TEST(CudaDpFlags, AvailabilityNamesWhatIsMissing) {
-  const GpuInventory g = gpu_inventory();
+  const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
   const Availability a = find_backend("cuda-dp")->availability();
   if (!g.usable) {
     EXPECT_FALSE(a.ok);

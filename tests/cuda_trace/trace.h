@@ -207,6 +207,24 @@ inline Problems check_devices(const Trace& t) {
   return p;
 }
 
+// A process that works on one GPU touches no other: every call is made with `dev`
+// current and every cudaSetDevice targets `dev` (since CUDA 12 it creates that device's
+// primary context, ~300-500 MB) — e.g. no cudaSetDevice(0) / cudaMemGetInfo of a GPU
+// inventory before the process picks its GPU. Exempt: cudaDeviceCanAccessPeer, a query
+// naming both its devices that needs no context.
+inline Problems check_one_device(const Trace& t, int dev) {
+  Problems p;
+  for (const Call& c : t) {
+    if (c.fn == "cudaDeviceCanAccessPeer") continue;
+    if (c.fn == "cudaSetDevice") {
+      if (c.num("to") != dev) p.push_back("makes device " + c.get("to") + " current: " + show(c));
+    } else if (c.dev != dev) {
+      p.push_back("call with device " + std::to_string(c.dev) + " current: " + show(c));
+    }
+  }
+  return p;
+}
+
 // Everything acquired is released by the end of the process: device and pinned memory,
 // host registrations, streams, events, cuBLAS handles, communicators, graph execs.
 inline Problems check_released(const Trace& t) {

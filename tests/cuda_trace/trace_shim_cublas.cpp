@@ -1,4 +1,4 @@
-// tests/cuda_trace/trace_shim_cublas.cpp — the trace shim's fake cuBLAS: handle,
+// tests/cuda_trace/trace_shim_cublas.cpp — the trace shim's fake cuBLAS: version, handle,
 // stream, workspace, math and pointer mode, and Sgemm, recorded with the exact extents
 // each GEMM reads and writes (trace_shim_state.h). No GEMM is computed, unless
 // TB_FAKE_EXECUTE=1 (trace_shim_exec.h): then Sgemm runs to cuBLAS's column-major contract.
@@ -11,6 +11,16 @@
 using namespace tb_trace_shim;
 
 extern "C" {
+
+// A query (no record, no handle needed): the version of the cuBLAS headers the shim was built with.
+cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
+  switch (type) {
+    case MAJOR_VERSION: *value = CUBLAS_VER_MAJOR; return CUBLAS_STATUS_SUCCESS;
+    case MINOR_VERSION: *value = CUBLAS_VER_MINOR; return CUBLAS_STATUS_SUCCESS;
+    case PATCH_LEVEL: *value = CUBLAS_VER_PATCH; return CUBLAS_STATUS_SUCCESS;
+    default: return CUBLAS_STATUS_INVALID_VALUE;
+  }
+}
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
   std::lock_guard<std::mutex> g(g_mu);

@@ -1,4 +1,4 @@
-// tests/cuda_trace/trace_shim_nccl.cpp — the trace shim's fake NCCL: unique id,
+// tests/cuda_trace/trace_shim_nccl.cpp — the trace shim's fake NCCL: version, unique id,
 // communicator set-up and teardown, groups, broadcast, reduce and all-reduce, recorded
 // with what each rank reads and writes (trace_shim_state.h). No data moves, unless
 // TB_FAKE_EXECUTE=1: then the collectives run (trace_shim_exec_nccl.cpp).
@@ -46,6 +46,12 @@ int comm_rank(ncclComm_t c) {
 }  // namespace
 
 extern "C" {
+
+// A query (no record): the version of the NCCL header the shim was built with.
+ncclResult_t ncclGetVersion(int* version) {
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   std::lock_guard<std::mutex> g(g_mu);

@@ -1,8 +1,9 @@
 // tests/cuda_trace/trace_shim_runtime.cpp — the trace shim's fake CUDA runtime:
 // devices and errors, memory, copies and memsets, streams and events, graphs (the
 // shim, its trace format and knobs: trace_shim_state.h). Queries are answered without
-// a record; every other call is recorded. Nothing executes unless TB_FAKE_EXECUTE=1
-// (trace_shim_exec.h): then memory is real and copies, memsets and graphs run.
+// a record, except cudaMemGetInfo (it needs a context); every other call is recorded.
+// Nothing executes unless TB_FAKE_EXECUTE=1 (trace_shim_exec.h): then memory is real
+// and copies, memsets and graphs run.
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -92,7 +93,11 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) {
   *v = 1000000;
   return cudaSuccess;
 }
+// Recorded, unlike the other queries: it needs a context on the current device (the real
+// runtime creates one), so a call here says that device was touched.
 cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
+  std::lock_guard<std::mutex> g(g_mu);
+  Rec("cudaMemGetInfo").emit();
   *f = fake_device_memory();
   *t = size_t{80} << 30;
   return cudaSuccess;

@@ -4,9 +4,10 @@
 // can check their host-side call discipline on a machine without a GPU.
 //
 // WHAT IT FAKES. The CUDA runtime entry points trainbench imports (devices, memory,
-// copies, streams, events, graphs, kernel registration and launch), cuBLAS (handle,
-// stream, workspace, math/pointer mode, Sgemm) and NCCL (unique id, communicator
-// set-up, broadcast, reduce, all-reduce, groups). It pretends to be TB_FAKE_GPUS GPUs
+// copies, streams, events, graphs, kernel registration and launch), cuBLAS (version,
+// handle, stream, workspace, math/pointer mode, Sgemm) and NCCL (version, unique id,
+// communicator set-up, broadcast, reduce, all-reduce, groups); the versions are those
+// of the headers the shim was built with. It pretends to be TB_FAKE_GPUS GPUs
 // (default 2) with peer access between all of them (none with TB_FAKE_NO_PEER=1).
 // By default NOTHING EXECUTES: kernels, GEMMs, collectives and device copies do nothing;
 // device memory is a range of fake addresses that must never be dereferenced; copies

@@ -24,17 +24,16 @@ inline std::string trace_path(const std::string& name) {
   return (std::filesystem::path(TB_TEST_TMPDIR) / ("trace-" + name)).string();
 }
 
-// `trainbench run ARGS` (prefixed by `launcher`, e.g. an mpirun line) with the shim
+// `trainbench COMMAND` (prefixed by `launcher`, e.g. an mpirun line) with the shim
 // preloaded, pretending to be `gpus` GPUs; `env` adds VAR=VALUE words. The trace is
 // written to trace-NAME.RANK.log (rank 0 without MPI); `trace` holds rank 0's.
-inline TracedRun traced(const std::string& name, const std::string& args, int gpus, const std::string& env = "",
-                        const std::string& launcher = "") {
+inline TracedRun traced_command(const std::string& name, const std::string& command, int gpus,
+                                const std::string& env = "", const std::string& launcher = "") {
   const std::string base = trace_path(name);
   for (int r = 0; r < 8; ++r) std::filesystem::remove(base + "." + std::to_string(r) + ".log");
   std::filesystem::remove(base + ".csv");
   const std::string cmd = "env TB_FAKE_GPUS=" + std::to_string(gpus) + " TB_TRACE_FILE=" + base + ".%r.log " + env +
-                          " LD_PRELOAD=" + TB_TRACE_SHIM + " " + launcher + TB_TRAINBENCH_EXE + " run " + args +
-                          " --out " + base + ".csv";
+                          " LD_PRELOAD=" + TB_TRACE_SHIM + " " + launcher + TB_TRAINBENCH_EXE + " " + command;
   const test::ShellResult r = test::shell(cmd);
   TracedRun t;
   t.code = r.code;
@@ -42,6 +41,12 @@ inline TracedRun traced(const std::string& name, const std::string& args, int gp
   t.path = base + ".0.log";
   t.trace = read_trace(t.path);
   return t;
+}
+
+// `trainbench run ARGS --out trace-NAME.csv` under the shim (traced_command).
+inline TracedRun traced(const std::string& name, const std::string& args, int gpus, const std::string& env = "",
+                        const std::string& launcher = "") {
+  return traced_command(name, "run " + args + " --out " + trace_path(name) + ".csv", gpus, env, launcher);
 }
 
 inline Trace rank_trace(const std::string& name, int rank) {

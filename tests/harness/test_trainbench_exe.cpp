@@ -48,7 +48,9 @@ TEST(TrainbenchExe, RunWritesOneRowPerRepetitionAndEnvJson) {
   std::ifstream env(out + ".env.json");
   std::stringstream ss;
   ss << env.rdbuf();
-  for (const char* key : {"\"git\"", "\"command_line\"", "\"compiler\"", "\"cpu_model\"", "\"openmp\"", "\"seed\": 1"}) {
+  for (const char* key : {"\"git\"", "\"command_line\"", "\"compiler\"", "\"cpu_model\"", "\"openmp\"", "\"seed\": 1",
+                          "\"driver\"", "\"cuda_runtime\"", "\"cublas\"", "\"nccl_runtime\"", "\"cuda_visible_devices\"",
+                          "\"gpus\"", "\"peer_access\"", "\"gpu_unavailable_reason\""}) {
     EXPECT_NE(ss.str().find(key), std::string::npos) << key;
   }
 }
