@@ -468,6 +468,8 @@ class CudaDpBackend final : public Backend {
   Availability availability() const override { return availability_for(TrainOptions{}); }
   Availability availability_for(const TrainOptions& opt) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
+    // Issue #5's wording, with the driver's reason when there is no GPU at all.
+    if (!g.usable && opt.dp_devices.empty()) return {false, "needs 2 GPUs, found 0: " + g.reason};
     if (!g.usable) return {false, g.reason};
     const std::string why = dp_unavailable_reason(static_cast<int>(g.gpus.size()), opt.dp_devices);
     if (!why.empty()) return {false, why};

@@ -112,7 +112,7 @@ TEST(CudaDpFlags, AvailabilityNamesWhatIsMissing) {
   const Availability a = find_backend("cuda-dp")->availability();
   if (!g.usable) {
     EXPECT_FALSE(a.ok);
-    EXPECT_EQ(a.reason, g.reason);
+    EXPECT_EQ(a.reason, "needs 2 GPUs, found 0: " + g.reason);
   } else if (g.gpus.size() < 2) {
     EXPECT_FALSE(a.ok);
     EXPECT_EQ(a.reason, "needs 2 GPUs, found 1");
