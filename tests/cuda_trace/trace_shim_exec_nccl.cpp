@@ -6,9 +6,9 @@
 //    writes its contribution to the k-th collective as file K.RANK (written under a
 //    temporary name, then renamed, so a reader never sees half a file) in
 //    $TMPDIR/<unique id>/ when it issues the call; as on a GPU the host goes on, and the
-//    next work or synchronisation waits for every other rank's file (defer/drain), then
-//    deletes this rank's file of collective K-1 (every rank has read it by the time all
-//    K files exist). Meanwhile event queries answer "not ready", so cuda-ddp's watchdog
+//    next work (the next collective too) or synchronisation waits for every other rank's
+//    file (defer/drain), then deletes this rank's file of collective K-1 (every rank has
+//    read it by the time all K files exist: a rank finishes K-1 before it writes K). Meanwhile event queries answer "not ready", so cuda-ddp's watchdog
 //    sees a stalled stream, as on a GPU. A rank that never arrives stops the job after
 //    kWaitS seconds, naming the collective.
 #include <sys/stat.h>
@@ -108,7 +108,11 @@ bool wait_for(const std::vector<std::string>& paths, double seconds) {
 
 // Issue: write this rank's contribution now (all work before it has run); finish later
 // (defer, trace_shim_exec.h): wait for the peers' files with g_mu released, then reduce.
+// A collective still deferred is finished first, as any other work submitted after it
+// is: its result may be this one's input (in place, on the same stream), and its file
+// K-1 may be deleted by a peer as soon as every file K exists.
 void across_processes(Member& m, const Collective& c) {
+  drain();
   const long seq = m.seq++;
   write_file(file_of(m, seq, m.rank), &c, sizeof c, c.send, c.kind == 'b' && m.rank != c.root ? 0 : c.bytes);
   const Member at = m;
