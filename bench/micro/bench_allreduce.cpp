@@ -1,228 +1,26 @@
 // bench/micro/bench_allreduce.cpp — all-reduce bandwidth sweep over tb::Communicator (MPI,
 // CPU buffers), printed the way NVIDIA/nccl-tests prints all_reduce_perf. Plain main(), run
-// under mpirun: every rank runs the same sweep, rank 0 prints. Per size S bytes (count
-// S/4 floats, in place): one checked all-reduce, `warmup` untimed ones, then `iters` timed
-// after a barrier; time = max over ranks of the mean per call. n = world size.
-//   algbw = S / time                busbw = algbw * 2(n-1)/n   (GB/s = 1e9 B/s)
-// #wrong counts elements (summed over ranks) that differ from the exact expected sum;
-// any wrong element makes the exit code 1. Bad flags: one line on stderr, exit 2.
+// under mpirun. The sweep, its flags, check and table: allreduce_sweep.h (shared with the
+// NCCL sweep, bench_allreduce_nccl.cpp); here only how one all-reduce is done and timed:
+// tb::Communicator's allreduce_sum (or iallreduce_sum + wait with --mode nonblocking),
+// timed with the steady clock after a barrier.
 #include <mpi.h>  // MPI_Get_library_version only (provenance); collectives go through Communicator
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/micro/allreduce_sweep.h"
 #include "harness/comm/mpi_session.h"
 
 namespace {
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using tb::bench::Mode;
 
-enum class Mode { blocking, nonblocking };
-
-struct Options {
-  int64_t min_bytes = 4;
-  int64_t max_bytes = int64_t{256} << 20;
-  int64_t step_factor = 2;
-  int64_t iters = 20;
-  int64_t warmup = 5;
-  Mode mode = Mode::blocking;
-  bool check = true;
-  bool smoke = false;
-  double deadline_s = 120.0;  // watchdog: one collective longer than this aborts the job
-};
-
-// The largest in-place buffer one MPI call takes: 2^31 - 1 floats.
-constexpr int64_t kMaxBytes = int64_t{INT32_MAX} * int64_t{sizeof(float)};
-
-constexpr const char* kUsage =
-    "usage: mpirun -np N tb_bench_allreduce [--min-bytes 4] [--max-bytes 256M] [--step-factor 2]\n"
-    "         [--iters 20] [--warmup 5] [--mode blocking|nonblocking] [--check|--no-check]\n"
-    "         [--deadline-s 120] [--smoke]\n"
-    "sizes take K, M, G suffixes (powers of 1024); --smoke caps --max-bytes at 64K and --iters at 2\n";
-
-// "4", "64K", "256M", "1G" -> bytes. Throws UsageError naming the flag.
-int64_t parse_bytes(const std::string& flag, const std::string& text) {
-  const std::string allowed = flag + ": expected a byte count such as 4, 64K, 256M or 1G, got '" + text + "'";
-  if (text.empty() || text[0] < '0' || text[0] > '9') throw UsageError(allowed);
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    throw UsageError(allowed);
-  }
-  int shift = 0;
-  if (used + 1 == text.size()) {
-    switch (text[used]) {
-      case 'K': case 'k': shift = 10; break;
-      case 'M': case 'm': shift = 20; break;
-      case 'G': case 'g': shift = 30; break;
-      default: throw UsageError(allowed);
-    }
-  } else if (used != text.size()) {
-    throw UsageError(allowed);
-  }
-  if (v > (kMaxBytes >> shift))
-    throw UsageError(flag + ": at most 8G (2^31-1 floats per MPI call), got '" + text + "'");
-  return v << shift;
-}
-
-int64_t parse_int(const std::string& flag, const std::string& text, int64_t lo, int64_t hi) {
-  const std::string allowed =
-      flag + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + text + "'";
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    throw UsageError(allowed);
-  }
-  if (used != text.size() || v < lo || v > hi) throw UsageError(allowed);
-  return v;
-}
-
-double parse_seconds(const std::string& flag, const std::string& text) {
-  const std::string allowed = flag + ": expected seconds >= 0 (0 disables the watchdog), got '" + text + "'";
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw UsageError(allowed);
-  }
-  if (used != text.size() || !(v >= 0)) throw UsageError(allowed);
-  return v;
-}
-
-// Accepts "--flag value" and "--flag=value". Returns false for --help.
-bool parse_args(int argc, char** argv, Options* o) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i], value;
-    bool inline_value = false;
-    if (const size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      inline_value = true;
-    }
-    auto next = [&]() -> std::string {
-      if (inline_value) return value;
-      if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
-      return args[++i];
-    };
-    if (flag == "--help" || flag == "-h") return false;
-    if (flag == "--min-bytes") {
-      o->min_bytes = parse_bytes(flag, next());
-    } else if (flag == "--max-bytes") {
-      o->max_bytes = parse_bytes(flag, next());
-    } else if (flag == "--step-factor") {
-      o->step_factor = parse_int(flag, next(), 2, 1024);
-    } else if (flag == "--iters") {
-      o->iters = parse_int(flag, next(), 1, 1000000);
-    } else if (flag == "--warmup") {
-      o->warmup = parse_int(flag, next(), 0, 1000000);
-    } else if (flag == "--mode") {
-      const std::string m = next();
-      if (m == "blocking") o->mode = Mode::blocking;
-      else if (m == "nonblocking") o->mode = Mode::nonblocking;
-      else throw UsageError("--mode: expected blocking or nonblocking, got '" + m + "'");
-    } else if (flag == "--check" || flag == "--no-check") {
-      o->check = flag == "--check";
-      if (inline_value) {
-        if (flag == "--check" && (value == "on" || value == "1")) o->check = true;
-        else if (flag == "--check" && (value == "off" || value == "0")) o->check = false;
-        else throw UsageError(flag + ": expected --check, --no-check or --check=on|off, got '" + args[i] + "'");
-      }
-    } else if (flag == "--deadline-s") {
-      o->deadline_s = parse_seconds(flag, next());
-    } else if (flag == "--smoke" && !inline_value) {
-      o->smoke = true;
-    } else {
-      throw UsageError("unknown flag '" + args[i] +
-                       "' (allowed: --min-bytes, --max-bytes, --step-factor, --iters, --warmup, --mode, "
-                       "--check, --no-check, --deadline-s, --smoke, --help)");
-    }
-  }
-  if (o->smoke) {
-    o->max_bytes = std::min<int64_t>(o->max_bytes, 64 << 10);
-    o->iters = std::min<int64_t>(o->iters, 2);
-  }
-  if (o->min_bytes < 4) throw UsageError("--min-bytes: at least 4 (one float), got " + std::to_string(o->min_bytes));
-  if (o->max_bytes < o->min_bytes)
-    throw UsageError("--max-bytes: must be >= --min-bytes (" + std::to_string(o->min_bytes) + "), got " +
-                     std::to_string(o->max_bytes) + (o->smoke ? " (after --smoke's 64K cap)" : ""));
-  return true;
-}
-
-// Element counts of the sweep: min, min*f, min*f^2, ... <= max, each rounded down to
-// whole floats (as nccl-tests does). A pure function of the options, so all ranks agree.
-std::vector<int64_t> sweep_counts(const Options& o) {
-  std::vector<int64_t> counts;
-  for (int64_t bytes = o.min_bytes; bytes <= o.max_bytes;) {
-    counts.push_back(bytes / int64_t{sizeof(float)});
-    if (bytes > o.max_bytes / o.step_factor) break;  // next step past max (or overflow)
-    bytes *= o.step_factor;
-  }
-  return counts;
-}
-
-// Check pattern: small integers, exact in float and in every sum below 2^24.
-// x(r, i) = hash(i) % 8 + r % 7 + 1, in [1, 15]: every rank adds >= 1 everywhere (a
-// missing rank is always seen) and the hash makes shifted or swapped chunks show.
-uint32_t index_hash(int64_t i) { return (static_cast<uint32_t>(i) * 2654435761u) >> 29; }  // 0..7
-
-void fill_pattern(float* x, int64_t count, int rank) {
-  const uint32_t r = static_cast<uint32_t>(rank % 7) + 1;
-  for (int64_t i = 0; i < count; ++i) x[i] = static_cast<float>(index_hash(i) + r);
-}
-
-// Elements of x that differ from sum over ranks r < n of x(r, i):
-// n * hash(i) + sum_r (r % 7 + 1), computed in integers.
-int64_t count_wrong(const float* x, int64_t count, int n) {
-  int64_t rank_part = 0;
-  for (int r = 0; r < n; ++r) rank_part += r % 7 + 1;
-  int64_t wrong = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const double expected = static_cast<double>(int64_t{n} * index_hash(i) + rank_part);
-    wrong += static_cast<double>(x[i]) != expected;
-  }
-  return wrong;
-}
-
-void allreduce_once(tb::Communicator& comm, Mode mode, float* x, int64_t count) {
-  if (mode == Mode::blocking) {
-    comm.allreduce_sum(x, count);
-  } else {
-    comm.wait(comm.iallreduce_sum(x, count));
-  }
-}
-
-// Every rank must run the same sweep (MPMD launches could pass different flags):
-// compare each option with its max and min over ranks.
-void check_ranks_agree(tb::Communicator& comm, const Options& o) {
-  const std::vector<double> mine = {double(o.min_bytes), double(o.max_bytes), double(o.step_factor),
-                                    double(o.iters),     double(o.warmup),    double(o.mode == Mode::nonblocking),
-                                    double(o.check)};
-  std::vector<double> both(mine);
-  for (double v : mine) both.push_back(-v);
-  comm.allreduce_max(both.data(), static_cast<int64_t>(both.size()));
-  for (size_t k = 0; k < mine.size(); ++k) {
-    if (both[k] != mine[k] || -both[k + mine.size()] != mine[k])
-      throw std::runtime_error("ranks were started with different flags (the sweep must be the same on every rank)");
-  }
-}
+constexpr tb::bench::SweepProgram kProgram = {"tb_bench_allreduce", /*has_mode=*/true};
 
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -233,150 +31,67 @@ std::string mpi_library_version() {
   return cut == std::string::npos ? s : s.substr(0, cut);
 }
 
-// "#  Rank  r Pid p on host (local rank l)" for every rank, printed by rank 0: each rank
-// in turn broadcasts its fixed-size line.
-void print_ranks(tb::Communicator& comm) {
-  char host[128] = {};
-  gethostname(host, sizeof host - 1);
-  for (int r = 0; r < comm.size(); ++r) {
-    char line[256] = {};
-    if (comm.rank() == r)
-      std::snprintf(line, sizeof line, "#  Rank %2d Pid %6d on %s (local rank %d)", r, static_cast<int>(getpid()),
-                    host, comm.local_rank());
-    comm.broadcast(line, sizeof line, r);
-    if (comm.rank() == 0) std::printf("%s\n", line);
+class MpiTarget final : public tb::bench::SweepTarget {
+ public:
+  MpiTarget(tb::Communicator& comm, Mode mode, int64_t max_count)
+      : comm_(comm), mode_(mode), buf_(static_cast<size_t>(max_count)) {}
+
+  std::string title() const override {
+    return "over tb::Communicator '" + comm_.name() + "', " +
+           (mode_ == Mode::blocking ? "blocking (allreduce_sum)" : "nonblocking (iallreduce_sum + wait)");
   }
-}
+  std::string library() const override { return mpi_library_version(); }
+  std::string time_definition() const override { return "steady-clock time of `iters` calls after a barrier"; }
+  std::string backend() const override { return "mpi"; }
 
-// nccl-tests' time format: fewer decimals as the number grows.
-std::string format_us(double us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, us >= 10000.0 ? "%9.0f" : us >= 100.0 ? "%9.1f" : "%9.2f", us);
-  return buf;
-}
-
-int run(tb::Communicator& comm, const Options& o, const std::string& command_line) {
-  const int n = comm.size();
-  const bool root = comm.rank() == 0;
-  check_ranks_agree(comm, o);
-  const std::vector<int64_t> counts = sweep_counts(o);
-  std::vector<float> buf(static_cast<size_t>(counts.back()));
-
-  if (root) {
-    std::printf("# tb_bench_allreduce: all-reduce (sum, in place, float) over tb::Communicator '%s', %s\n",
-                comm.name().c_str(),
-                o.mode == Mode::blocking ? "blocking (allreduce_sum)" : "nonblocking (iallreduce_sum + wait)");
-    std::printf("# %s\n", mpi_library_version().c_str());
-    std::printf("# command: %s\n", command_line.c_str());
-    std::printf("# world size %d  minBytes %lld  maxBytes %lld  step: %lld(factor)  warmup iters: %lld  iters: %lld  "
-                "validation: %d%s\n",
-                n, static_cast<long long>(o.min_bytes), static_cast<long long>(o.max_bytes),
-                static_cast<long long>(o.step_factor), static_cast<long long>(o.warmup),
-                static_cast<long long>(o.iters), o.check ? 1 : 0, o.smoke ? "  (smoke)" : "");
-    std::printf("#\n# Using ranks\n");
-  }
-  print_ranks(comm);
-  if (root) {
-    std::printf("#\n");
-    std::printf("# time   = max over ranks of (steady-clock time of `iters` calls after a barrier) / iters\n");
-    std::printf("# algbw  = size / time                       (GB/s, 1 GB = 1e9 B)\n");
-    std::printf("# busbw  = algbw * 2(n-1)/n, n = %d          (bytes each rank sends and receives in a ring)\n", n);
-    std::printf("# #wrong = elements, summed over ranks, that differ from the exact sum (small integers)\n");
-    std::printf("#\n");
-    std::printf("# %10s  %12s  %8s  %6s  %9s  %7s  %7s  %7s\n", "size", "count", "type", "redop", "time", "algbw",
-                "busbw", "#wrong");
-    std::printf("# %10s  %12s  %8s  %6s  %9s  %7s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
-                "(GB/s)", "");
-    std::fflush(stdout);
+  int64_t checked_allreduce(int64_t count) override {
+    tb::bench::fill_pattern(buf_.data(), count, comm_.rank());
+    once(count);
+    return tb::bench::count_wrong(buf_.data(), count, comm_.size());
   }
 
-  int64_t total_wrong = 0;
-  double busbw_sum = 0.0;
-  for (const int64_t count : counts) {
-    float* x = buf.data();
-    const int64_t bytes = count * int64_t{sizeof(float)};
-
-    // Correctness: one all-reduce of the pattern, checked on every rank (untimed).
-    double wrong = 0.0;
-    if (o.check) {
-      fill_pattern(x, count, comm.rank());
-      allreduce_once(comm, o.mode, x, count);
-      wrong = static_cast<double>(count_wrong(x, count, n));
-      comm.allreduce_sum(&wrong, 1);
-    }
-
-    // Timing. The buffer keeps being summed in place (values grow by n per call, as in
-    // nccl-tests' in-place runs); the speed of a float sum does not depend on them.
-    for (int64_t w = 0; w < o.warmup; ++w) allreduce_once(comm, o.mode, x, count);
-    comm.barrier();
+  double timed_allreduce(int64_t count, int64_t warmup, int64_t iters) override {
+    for (int64_t w = 0; w < warmup; ++w) once(count);
+    comm_.barrier();
     const auto t0 = std::chrono::steady_clock::now();
-    for (int64_t it = 0; it < o.iters; ++it) allreduce_once(comm, o.mode, x, count);
+    for (int64_t it = 0; it < iters; ++it) once(count);
     const auto t1 = std::chrono::steady_clock::now();
-    double sec = std::chrono::duration<double>(t1 - t0).count() / static_cast<double>(o.iters);
-    comm.allreduce_max(&sec, 1);
+    return std::chrono::duration<double>(t1 - t0).count() / static_cast<double>(iters);
+  }
 
-    const double algbw = static_cast<double>(bytes) / sec / 1e9;
-    const double busbw = algbw * 2.0 * (n - 1) / n;
-    busbw_sum += busbw;
-    total_wrong += static_cast<int64_t>(wrong);
-    if (root) {
-      std::printf("  %10lld  %12lld  %8s  %6s  %s  %7.2f  %7.2f  %7s\n", static_cast<long long>(bytes),
-                  static_cast<long long>(count), "float", "sum", format_us(sec * 1e6).c_str(), algbw, busbw,
-                  o.check ? std::to_string(static_cast<int64_t>(wrong)).c_str() : "N/A");
-      std::fflush(stdout);
+ private:
+  void once(int64_t count) {
+    if (mode_ == Mode::blocking) {
+      comm_.allreduce_sum(buf_.data(), count);
+    } else {
+      comm_.wait(comm_.iallreduce_sum(buf_.data(), count));
     }
   }
 
-  if (root) {
-    if (o.check)
-      std::printf("# Wrong elements       : %lld %s\n", static_cast<long long>(total_wrong),
-                  total_wrong == 0 ? "OK" : "FAILED");
-    else
-      std::printf("# Wrong elements       : not checked (--no-check)\n");
-    std::printf("# Avg bus bandwidth    : %.4f GB/s\n#\n", busbw_sum / static_cast<double>(counts.size()));
-    std::fflush(stdout);
-  }
-  return total_wrong == 0 ? 0 : 1;
-}
-
-// Rank from the launcher's environment, before MPI is up: only rank 0 reports bad flags.
-bool launcher_rank_is_zero() {
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    if (const char* s = std::getenv(v)) return std::strcmp(s, "0") == 0;
-  }
-  return true;
-}
+  tb::Communicator& comm_;
+  Mode mode_;
+  std::vector<float> buf_;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options opts;
+  tb::bench::SweepOptions opts;
   // Flags are checked before MPI starts: every rank gets the same argv, so all exit 2 together.
-  try {
-    if (!parse_args(argc, argv, &opts)) {
-      if (launcher_rank_is_zero()) std::fputs(kUsage, stdout);
-      return 0;
-    }
-  } catch (const UsageError& e) {
-    if (launcher_rank_is_zero()) std::fprintf(stderr, "tb_bench_allreduce: %s\n", e.what());
-    return 2;
-  }
-  std::string command_line;
-  for (int i = 0; i < argc; ++i) {
-    if (i > 0) command_line += ' ';
-    command_line += argv[i];
-  }
+  if (const int rc = tb::bench::parse_or_exit_code(argc, argv, kProgram, &opts); rc >= 0) return rc;
+  const std::string command_line = tb::bench::joined_command_line(argc, argv);
 
   int rc = 0;
   {
     std::shared_ptr<tb::Communicator> comm;
     try {
       comm = tb::mpi_world(opts.deadline_s);
-      rc = run(*comm, opts, command_line);
+      MpiTarget target(*comm, opts.mode, tb::bench::sweep_counts(opts).back());
+      rc = tb::bench::run_sweep(*comm, target, opts, kProgram.name, command_line);
     } catch (const std::exception& e) {
       // A peer may be blocked in a collective this rank will never join: end the whole job.
-      if (comm) comm->abort(1, std::string("tb_bench_allreduce: ") + e.what());
-      std::fprintf(stderr, "tb_bench_allreduce: %s\n", e.what());
+      if (comm) comm->abort(1, std::string(kProgram.name) + ": " + e.what());
+      std::fprintf(stderr, "%s: %s\n", kProgram.name, e.what());
       return 1;
     }
   }  // release the communicator (stops its watchdog) before MPI_Finalize
