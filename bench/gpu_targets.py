@@ -8,6 +8,9 @@ and the CUDA micro-benchmarks' JSON written beside it (microbench_cuda.json).
                    data bandwidth >= 60% of the device's measured copy bandwidth
   weak scaling     (weak-mlp-1024x4096x4096x4096x1000-x8, cuda-ddp, 8 GPUs)
                    samples/s(8) / (8 x samples/s(x1)) >= 90%
+  all-reduce busbw (cuda-ddp of dpddp-mlp-784x2048x2048x10, and of the weak-*-xN family,
+                   each at its largest world size with ok rows)
+                   in-training busbw >= 80% of the NCCL sweep's busbw for the same payload
 
 Formulas:
   step time        = median over repetitions of train_time_s / (epochs x ceil(n_samples / batch_size))
@@ -18,10 +21,20 @@ Formulas:
   copy bandwidth   = the fastest device-to-device cudaMemcpy in the micro-benchmarks
                      (BM_memcpy_cuda/d2d/*, bytes = 2 x size: read and written)
   weak efficiency  = median samples/s of cuda-ddp x8 / (8 x median samples/s of cuda-ddp x1)
+  busbw share      = median comm_busbw_gbps of the rows / busbw of the NCCL sweep
+                     (tb_bench_allreduce_nccl --csv, allreduce_nccl.csv, rows whose check
+                     found 0 wrong) at the size nearest (in ratio) to the rows'
+                     allreduce_bytes_per_step; '–' when no swept size is within 2x of it.
+                     comm_busbw_gbps = 2(n-1)/n x allreduce_bytes_per_step x steps / the
+                     time from a step's first bucket start to its last bucket end, so the
+                     payload compared is the step's whole gradient (in several buckets
+                     when it exceeds --bucket-mb; with overlap the window also holds the
+                     backward compute between buckets: what training gets, not NCCL alone).
 
-Usage: gpu_targets.py RESULTS_DIR   (reads results.csv and microbench_cuda.json;
-prints a Markdown table and writes RESULTS_DIR/gpu_targets.md). Exit 0 when it could
-evaluate (met or not: a target missed is a finding, not a crash); 2 bad input.
+Usage: gpu_targets.py RESULTS_DIR   (reads results.csv, microbench_cuda.json and
+allreduce_nccl.csv; prints a Markdown table and writes RESULTS_DIR/gpu_targets.md).
+Exit 0 when it could evaluate (met or not: a target missed is a finding, not a crash);
+2 bad input.
 """
 
 import csv
@@ -38,6 +51,10 @@ WEAK_STEM = "weak-mlp-1024x4096x4096x4096x1000"
 STEP_OVER_GEMM_MAX = 1.25
 BANDWIDTH_SHARE_MIN = 0.60
 WEAK_EFFICIENCY_MIN = 0.90
+DPDDP = "dpddp-mlp-784x2048x2048x10"
+SWEEP_CSV = "allreduce_nccl.csv"
+BUSBW_SHARE_MIN = 0.80
+SWEEP_SIZE_RATIO_MAX = 2.0  # the nearest swept size must be within this factor of the payload
 
 
 def ok_rows(rows, workload, backend):
@@ -117,6 +134,62 @@ def weak_scaling(rows):
             f"{s8:,.0f} / (8 x {s1:,.0f}) samples/s = {eff:.1%} (target >= {WEAK_EFFICIENCY_MIN:.0%})")
 
 
+def read_sweep(path):
+    """[(bytes, busbw GB/s, world size)] of the NCCL sweep's rows whose check found no
+    wrong element. Raises ValueError on a malformed file."""
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for r in rows:
+        try:
+            if r["wrong"] != "0":
+                continue  # unchecked (--no-check) or wrong: not a measurement to compare with
+            size, bus, world = int(r["bytes"]), float(r["busbw_gbps"]), int(r["world_size"])
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"missing column {e}") from None
+        if size <= 0:
+            raise ValueError(f"bytes must be > 0, got {size}")
+        if bus > 0:
+            out.append((size, bus, world))
+    return out
+
+
+def size_text(b):
+    """Bytes in the largest binary unit it reaches: 32 MiB, 22.2 MiB, 25.0 KiB, 4 B."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if b >= 1 << shift:
+            return f"{b >> shift} {unit}" if b % (1 << shift) == 0 else f"{b / (1 << shift):.1f} {unit}"
+    return f"{b} B"
+
+
+def busbw_vs_sweep(rows, sweep, in_family):
+    rs = [r for r in rows if r["backend"] == "cuda-ddp" and r["status"] == "ok" and in_family(r["workload"])
+          and r.get("comm_busbw_gbps")]
+    if not rs:
+        return None, "no ok cuda-ddp row with comm_busbw_gbps (needs 2 GPUs)"
+    world = max(int(r["world_size"]) for r in rs)
+    rs = [r for r in rs if int(r["world_size"]) == world]
+    train = statistics.median(float(r["comm_busbw_gbps"]) for r in rs)
+    payload = int(rs[0]["allreduce_bytes_per_step"])
+    if sweep is None:
+        return None, f"no NCCL all-reduce sweep ({SWEEP_CSV})"
+    # The sweep at the rows' world size, else at its largest (the text then names both).
+    sweep_world = world if any(s[2] == world for s in sweep) else max((s[2] for s in sweep), default=0)
+    candidates = [s for s in sweep if s[2] == sweep_world]
+    if not candidates or payload <= 0:
+        return None, f"no checked size in {SWEEP_CSV}"
+    # Nearest in ratio (the sweep is geometric); a tie goes to the smaller size.
+    size, bus, _ = min(candidates, key=lambda s: (abs(math.log(s[0] / payload)), s[0]))
+    if max(size / payload, payload / size) > SWEEP_SIZE_RATIO_MAX:
+        return None, (f"no swept size within {SWEEP_SIZE_RATIO_MAX:g}x of {size_text(payload)} "
+                      f"(nearest {size_text(size)})")
+    share = train / bus
+    note = "" if sweep_world == world else f" (sweep at n={sweep_world}, training at n={world})"
+    return (share >= BUSBW_SHARE_MIN,
+            f"n={world}, {size_text(payload)}/step: {train:.4g} GB/s / sweep {bus:.4g} GB/s at {size_text(size)} "
+            f"= {share:.0%} (target >= {BUSBW_SHARE_MIN:.0%}){note}")
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: gpu_targets.py RESULTS_DIR", file=sys.stderr)
@@ -137,10 +210,22 @@ def main(argv):
         except (OSError, ValueError, KeyError) as e:
             print(f"gpu_targets.py: {bench_path}: unreadable: {e}", file=sys.stderr)
             return 2
+    sweep = None
+    sweep_path = os.path.join(folder, SWEEP_CSV)
+    if os.path.isfile(sweep_path):
+        try:
+            sweep = read_sweep(sweep_path)
+        except (OSError, ValueError) as e:
+            print(f"gpu_targets.py: {sweep_path}: unreadable: {e}", file=sys.stderr)
+            return 2
     lines = ["| target | measured | met |", "|---|---|---|"]
     for label, (met, text) in [("large MLP step vs its GEMMs (#3)", large_mlp(rows, times)),
                                ("linear, resident data, CUDA graph (#3)", linear_graph(rows, times)),
-                               ("cuda-ddp weak scaling at 8 GPUs (#4)", weak_scaling(rows))]:
+                               ("cuda-ddp weak scaling at 8 GPUs (#4)", weak_scaling(rows)),
+                               (f"cuda-ddp in-training busbw vs NCCL sweep, {DPDDP} (#4)",
+                                busbw_vs_sweep(rows, sweep, lambda w: w == DPDDP)),
+                               ("cuda-ddp in-training busbw vs NCCL sweep, weak-*-xN (#4)",
+                                busbw_vs_sweep(rows, sweep, lambda w: w.startswith(WEAK_STEM + "-x")))]:
         lines.append(f"| {label} | {text} | {'–' if met is None else ('yes' if met else 'NO')} |")
     table = "\n".join(lines) + "\n"
     print(table, end="")

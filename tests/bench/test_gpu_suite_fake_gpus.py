@@ -2,11 +2,13 @@
 includes), every model width, sample count and batch scaled down, runs through
 `trainbench suite` on 8 fake GPUs that compute on the host (the cuda_trace shim in
 execute mode, tests/cuda_trace/trace_shim_exec.h), then the report and
-bench/gpu_targets.py read the results. Checks: every row `ok` (the cuda-ddp world sizes
+bench/gpu_targets.py read the results (with the NCCL all-reduce sweep that `make bench`
+runs beside the suite, here on the same 8 fake GPUs). Checks: every row `ok` (the cuda-ddp world sizes
 1-8 and cuda-dp on 2, 4 and 8 devices included, none skipped); every backend's final
 loss within the README's 1e-3 of `reference` where the workload has one, and cuda-dp /
-cuda-ddp within it of `cuda` where it has not; the report has its GPU sections. Timings
-under the shim mean nothing and are not looked at.
+cuda-ddp within it of `cuda` where it has not; the report has its GPU sections; the
+sweep's check passes and its CSV gives gpu_targets.py the in-training busbw rows a
+verdict. Timings under the shim mean nothing and are not looked at.
 
 Skipped, with the reason, where trainbench or the shim (built with the CUDA backends,
 Linux) is missing. Run as: /usr/bin/python3 -m pytest -q tests/bench
@@ -25,6 +27,10 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TRAINBENCH = os.environ.get("TB_TRAINBENCH", os.path.join(REPO, "build", "trainbench"))
 SHIM = os.path.join(os.path.dirname(TRAINBENCH), "tests", "libtb_cuda_trace_shim.so")
+SWEEP = os.path.join(os.path.dirname(TRAINBENCH), "bench", "tb_bench_allreduce_nccl")
+# The launcher `make bench` starts the sweep with (Makefile: NCCL_SWEEP_MPIRUN*).
+MPIRUN = [os.environ.get("TB_MPIRUN") or "mpirun"] + os.environ.get(
+    "TB_MPIRUN_FLAGS", "--allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader").split()
 LOSS_RTOL = 1e-3  # README: matches reference
 
 
@@ -127,3 +133,25 @@ def test_report_and_gpu_targets_read_the_run(run):
     targets = (out / "gpu_targets.md").read_text()
     assert "weak scaling at 8 GPUs" in targets
     assert re.search(r"/ \(8 x [0-9,.]+\) samples/s", targets), targets
+
+
+def test_nccl_sweep_feeds_the_busbw_targets(run, tmp_path):
+    out, _ = run
+    if not os.path.exists(SWEEP):
+        pytest.skip(f"no NCCL sweep at {SWEEP} (built where MPI and NCCL are found)")
+    env = dict(os.environ, LD_PRELOAD=SHIM, TB_FAKE_EXECUTE="1", TB_FAKE_GPUS="8", TB_TRACE_FILE="/dev/null",
+               TMPDIR=str(tmp_path))
+    # Up to 256 KiB: within 2x of both scaled payloads (about 25 KiB and 161 KiB per step).
+    p = subprocess.run(MPIRUN[:1] + ["-np", "8"] + MPIRUN[1:] +
+                       [SWEEP, "--max-bytes", "256K", "--warmup", "1", "--iters", "2",
+                        "--csv", str(out / "allreduce_nccl.csv")],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    assert "# Wrong elements       : 0 OK" in p.stdout, p.stdout
+    p = subprocess.run([sys.executable, os.path.join(REPO, "bench", "gpu_targets.py"), str(out)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    targets = (out / "gpu_targets.md").read_text()
+    for family in ["dpddp-mlp-784x2048x2048x10", "weak-\\*-xN"]:
+        assert re.search(family + r" \(#4\) \| n=8, [0-9.]+ KiB/step: [0-9.]+ GB/s / sweep [0-9.]+ GB/s at "
+                         r"[0-9]+ KiB = [0-9]+% \(target >= 80%\) \| (yes|NO) \|", targets), targets
