@@ -21,10 +21,6 @@ THRESHOLD  ?= 5%
 PERF_SUITE   ?= bench/suites/perf.suite
 PERF_RESULTS ?= results/perf-$(RUN_ID)
 OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
-# `make bench` on 2+ GPUs also runs the NCCL all-reduce sweep, one rank per GPU, with the
-# launcher and flags the suite's own mpirun jobs use (TB_MPIRUN, TB_MPIRUN_FLAGS replace them).
-NCCL_SWEEP_MPIRUN       = $${TB_MPIRUN:-mpirun}
-NCCL_SWEEP_MPIRUN_FLAGS = $${TB_MPIRUN_FLAGS---allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader}
 PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
 .PHONY: all build configure deps test bench report compare record microbench peers perf clean
@@ -48,6 +44,9 @@ test: deps build
 
 # The suite exits 1 when a run failed; PyTorch peer rows (bench/peers/) are added
 # (or recorded as skipped without torch), the report is rendered anyway, then make fails.
+# On a GPU box: the CUDA micro-benchmarks, and on 2+ GPUs (those CUDA_VISIBLE_DEVICES
+# leaves, as `trainbench devices` counts them) the NCCL all-reduce sweep, one rank per
+# GPU, started by `trainbench launcher` exactly as the suite starts its ranks.
 bench: deps build
 	@rc=0; ./$(BUILD)/trainbench suite $(SUITE) --out $(RESULTS) || rc=$$?; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RESULTS) \
@@ -56,9 +55,9 @@ bench: deps build
 	  if [ -n "$(HAVE_GPU)" ] && [ -x ./$(BUILD)/bench/tb_microbench_cuda ]; then \
 	    ./$(BUILD)/bench/tb_microbench_cuda --benchmark_filter='memcpy_cuda/d2d|gemm_cuda/mlp-1024x4096x4096x4096x1000/fp32' \
 	      --benchmark_format=json --benchmark_out=$(RESULTS)/microbench_cuda.json > /dev/null || rc=$$?; \
-	    ngpu=$$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); \
+	    ngpu=$$(./$(BUILD)/trainbench devices | grep -c '^gpu '); \
 	    if [ "$$ngpu" -ge 2 ] && [ -x ./$(BUILD)/bench/tb_bench_allreduce_nccl ]; then \
-	      $(NCCL_SWEEP_MPIRUN) -np $$ngpu $(NCCL_SWEEP_MPIRUN_FLAGS) ./$(BUILD)/bench/tb_bench_allreduce_nccl \
+	      $$(./$(BUILD)/trainbench launcher $$ngpu) ./$(BUILD)/bench/tb_bench_allreduce_nccl \
 	        --csv $(RESULTS)/allreduce_nccl.csv > $(RESULTS)/allreduce_nccl.txt || rc=$$?; \
 	      echo "NCCL all-reduce sweep on $$ngpu GPUs: $(RESULTS)/allreduce_nccl.txt"; \
 	      grep -E '^# (Wrong elements|Avg bus bandwidth)' $(RESULTS)/allreduce_nccl.txt || true; \

@@ -1,6 +1,7 @@
 // harness/main.cpp — the `trainbench` executable: run, suite, export, backends, devices.
 // Exit codes: 0 success; 1 a run failed (its row says why); 2 bad input (one
 // line naming the flag or file, nothing written).
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,6 +13,7 @@
 #include "harness/env_capture.h"
 #include "harness/export.h"
 #include "harness/host_info.h"
+#include "harness/mpi_launch.h"
 #include "harness/rank_data.h"
 #include "harness/runner.h"
 #include "harness/suite.h"
@@ -31,6 +33,7 @@ constexpr const char* kUsage =
     "  export    write a workload's data, initial parameters and batch order to a folder\n"
     "  backends  list every backend, available or not, with the reason\n"
     "  devices   describe this machine's CPU, memory and GPUs\n"
+    "  launcher  print the launcher line the suite starts N ranks with (mpirun or srun)\n"
     "  version   print the version\n"
     "\n"
     "`trainbench COMMAND --help` shows a command's flags.\n";
@@ -151,6 +154,27 @@ int cmd_backends(const std::vector<std::string>& args) {
   return 0;
 }
 
+// `launcher N`: the words the suite puts before a multi-process run (harness/mpi_launch.h),
+// one line, so scripts (make bench's NCCL sweep) start ranks exactly as the suite does.
+int cmd_launcher(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf("usage: trainbench launcher N\n\nPrints the command line that starts N ranks as the suite does: "
+                "TB_MPIRUN (default the\nconfigured mpirun) with -np N and one-node flags, or srun -n N; "
+                "TB_MPIRUN_FLAGS replaces\nthe flags.\n");
+    return 0;
+  }
+  int n = 0;
+  const char* end = args.empty() ? nullptr : args[0].data() + args[0].size();
+  if (args.size() != 1 || std::from_chars(args[0].data(), end, n).ptr != end || n < 1) {
+    throw UsageError("launcher: N: expected one positive integer (ranks), got '" +
+                     (args.empty() ? std::string() : args[0]) + "'");
+  }
+  std::string line;
+  for (const std::string& w : mpirun_prefix(n)) line += (line.empty() ? "" : " ") + w;
+  std::printf("%s\n", line.c_str());
+  return 0;
+}
+
 int cmd_devices(const std::vector<std::string>& args) {
   if (!no_flags(args, "usage: trainbench devices\n\nDescribes this machine's CPU, memory and GPUs (or why none).\n")) {
     return 0;
@@ -255,11 +279,12 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "backends") return cmd_backends(rest);
     if (args[0] == "devices") return cmd_devices(rest);
+    if (args[0] == "launcher") return cmd_launcher(rest);
     if (args[0] == "version" || args[0] == "--version") {
       std::printf("trainbench %s\n", TB_VERSION_STRING);
       return 0;
     }
-    std::fprintf(stderr, "trainbench: unknown command '%s' (allowed: run, suite, export, backends, devices, version)\n",
+    std::fprintf(stderr, "trainbench: unknown command '%s' (allowed: run, suite, export, backends, devices, launcher, version)\n",
                  args[0].c_str());
     return 2;
   } catch (const UsageError& e) {

@@ -28,9 +28,6 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TRAINBENCH = os.environ.get("TB_TRAINBENCH", os.path.join(REPO, "build", "trainbench"))
 SHIM = os.path.join(os.path.dirname(TRAINBENCH), "tests", "libtb_cuda_trace_shim.so")
 SWEEP = os.path.join(os.path.dirname(TRAINBENCH), "bench", "tb_bench_allreduce_nccl")
-# The launcher `make bench` starts the sweep with (Makefile: NCCL_SWEEP_MPIRUN*).
-MPIRUN = [os.environ.get("TB_MPIRUN") or "mpirun"] + os.environ.get(
-    "TB_MPIRUN_FLAGS", "--allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader").split()
 LOSS_RTOL = 1e-3  # README: matches reference
 
 
@@ -142,7 +139,9 @@ def test_nccl_sweep_feeds_the_busbw_targets(run, tmp_path):
     env = dict(os.environ, LD_PRELOAD=SHIM, TB_FAKE_EXECUTE="1", TB_FAKE_GPUS="8", TB_TRACE_FILE="/dev/null",
                TMPDIR=str(tmp_path))
     # Up to 256 KiB: within 2x of both scaled payloads (about 25 KiB and 161 KiB per step).
-    p = subprocess.run(MPIRUN[:1] + ["-np", "8"] + MPIRUN[1:] +
+    # The launcher `make bench` starts the sweep with: `trainbench launcher N`.
+    launcher = subprocess.run([TRAINBENCH, "launcher", "8"], capture_output=True, text=True, check=True).stdout.split()
+    p = subprocess.run(launcher +
                        [SWEEP, "--max-bytes", "256K", "--warmup", "1", "--iters", "2",
                         "--csv", str(out / "allreduce_nccl.csv")],
                        env=env, capture_output=True, text=True, timeout=300)

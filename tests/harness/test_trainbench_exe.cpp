@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/mpi_launch.h"
 #include "tests/shell.h"
 
 namespace {
@@ -141,6 +142,21 @@ TEST(TrainbenchExe, DevicesDescribesTheCpu) {
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("logical cores"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gpus"), std::string::npos) << r.out;
+}
+
+// The suite's launcher line, for scripts: the same words mpirun_prefix gives the suite.
+TEST(TrainbenchExe, LauncherPrintsTheSuitesLineAndRefusesABadCount) {
+  Result r = run("launcher 3");
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::string want;
+  for (const std::string& w : tb::mpirun_prefix(3)) want += (want.empty() ? "" : " ") + w;
+  EXPECT_EQ(r.out, want + "\n");
+  EXPECT_NE(r.out.find(" -np 3 "), std::string::npos) << r.out;
+  for (const char* bad : {"launcher 0", "launcher x", "launcher", "launcher 2 3"}) {
+    r = run(bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("launcher: N: expected one positive integer"), std::string::npos) << r.out;
+  }
 }
 
 TEST(TrainbenchExe, QuickSuiteWritesResultsCurvesEnvAndLog) {
