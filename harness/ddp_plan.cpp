@@ -103,15 +103,16 @@ void inject_fault(const std::string& kind, int rank, int64_t step) {
   throw std::runtime_error(where);
 }
 
-std::string rank_devices(const std::vector<int>& device, const std::vector<int>& local_rank) {
-  bool one_node = true;
-  for (size_t r = 0; r < local_rank.size(); ++r) one_node = one_node && local_rank[r] == static_cast<int>(r);
+std::string rank_devices(const std::vector<int>& device, const std::vector<uint32_t>& node) {
+  std::vector<uint32_t> seen;  // node keys in order of their first rank
+  for (uint32_t k : node)
+    if (std::find(seen.begin(), seen.end(), k) == seen.end()) seen.push_back(k);
   std::string out;
-  int node = -1;
   for (size_t r = 0; r < device.size(); ++r) {
-    if (local_rank[r] == 0) ++node;  // a node's first rank
     if (r) out += ",";
-    if (!one_node) out += std::to_string(std::max(node, 0)) + ":";
+    if (seen.size() > 1) {
+      out += std::to_string(std::find(seen.begin(), seen.end(), node[r]) - seen.begin()) + ":";
+    }
     out += std::to_string(device[r]);
   }
   return out;

@@ -38,12 +38,12 @@ bool shards_in_place(const std::vector<int64_t>& order, int64_t batch, int64_t n
 // node, else why not ("needs N GPUs, one per rank, found M"), for a skipped row.
 std::string one_gpu_per_rank_shortfall(int gpus, int ranks);
 
-// The devices column of a cuda-ddp row: every rank's GPU in rank order. `device[r]` and
-// `local_rank[r]` are rank r's GPU index and node-local rank (ranks fill a node before
-// the next, as mpirun and srun place them). One node: "0,1,2,3". Several: NODE:GPU per
-// rank, "0:0,0:1,1:0,1:1", nodes numbered from 0 in rank order — never the same pair
-// twice, so the report does not take two nodes' GPU 0 for one shared GPU.
-std::string rank_devices(const std::vector<int>& device, const std::vector<int>& local_rank);
+// The devices column of a cuda-ddp row: every rank's GPU in rank order. `device[r]` is
+// rank r's GPU index and `node[r]` any key equal for ranks on the same host (a hostname
+// hash). One node: "0,1,2,3". Several: NODE:GPU per rank, "0:0,0:1,1:0,1:1", nodes
+// numbered from 0 by their first rank — whatever the placement (by slot or cyclic),
+// two nodes' GPU 0 never read as one shared GPU.
+std::string rank_devices(const std::vector<int>& device, const std::vector<uint32_t>& node);
 
 // A contiguous slice [offset, offset + count) of the flat gradient buffer holding
 // whole layers first_layer..last_layer; it can be reduced once layer first_layer's

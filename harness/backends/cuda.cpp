@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -63,15 +64,18 @@ class CudaTrainer final : public Trainer {
     if (world_size_ > 1) fault_ = fault_from_env();
     devices_ = std::to_string(opt.device);
     if (world_size_ > 1) {  // cuda-ddp's row names every rank's GPU (a collective: all ranks construct)
-      const double mine[2] = {static_cast<double>(opt.device), static_cast<double>(par_.world->local_rank())};
+      // (GPU, 32-bit hash of the hostname): both exact in a double.
+      const uint32_t host = static_cast<uint32_t>(std::hash<std::string>{}(host_info().hostname));
+      const double mine[2] = {static_cast<double>(opt.device), static_cast<double>(host)};
       std::vector<double> all(static_cast<size_t>(2 * world_size_));
       par_.world->allgather(mine, 2, all.data());
-      std::vector<int> device, local;
+      std::vector<int> device;
+      std::vector<uint32_t> node;
       for (int r = 0; r < world_size_; ++r) {
         device.push_back(static_cast<int>(all[static_cast<size_t>(2 * r)]));
-        local.push_back(static_cast<int>(all[static_cast<size_t>(2 * r + 1)]));
+        node.push_back(static_cast<uint32_t>(all[static_cast<size_t>(2 * r + 1)]));
       }
-      devices_ = rank_devices(device, local);
+      devices_ = rank_devices(device, node);
     }
     if (opt.cuda_graph && par_.reducer) {  // any world size, 1 included
       throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");

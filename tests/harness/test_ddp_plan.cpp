@@ -64,10 +64,11 @@ TEST(DdpPlan, CudaDdpNeedsOneGpuPerRankOnTheNode) {
 }
 
 TEST(DdpPlan, RankDevicesListEveryRanksGpuAndNodesWhenThereAreSeveral) {
-  EXPECT_EQ(rank_devices({0}, {0}), "0");
-  EXPECT_EQ(rank_devices({0, 1, 2, 3}, {0, 1, 2, 3}), "0,1,2,3");
-  EXPECT_EQ(rank_devices({0, 1, 0, 1}, {0, 1, 0, 1}), "0:0,0:1,1:0,1:1");  // two nodes of 2 GPUs
-  EXPECT_EQ(rank_devices({3, 0, 1}, {0, 0, 0}), "0:3,1:0,2:1");             // one rank per node
+  EXPECT_EQ(rank_devices({0}, {7}), "0");
+  EXPECT_EQ(rank_devices({0, 1, 2, 3}, {7, 7, 7, 7}), "0,1,2,3");
+  EXPECT_EQ(rank_devices({0, 1, 0, 1}, {7, 7, 9, 9}), "0:0,0:1,1:0,1:1");  // two nodes, ranks by slot
+  EXPECT_EQ(rank_devices({0, 0, 1, 1}, {9, 7, 9, 7}), "0:0,1:0,0:1,1:1");  // the same, placed cyclically
+  EXPECT_EQ(rank_devices({3, 0, 1}, {5, 6, 7}), "0:3,1:0,2:1");            // one rank per node
 }
 
 }  // namespace
