@@ -34,21 +34,31 @@ std::string version_string(int v) {  // 13000 -> "13.0"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
-// Why this rank has no GPU to use ("" when it has one: *device).
-std::string gpu_unusable_reason(const tb::Communicator& world, int* device) {
+// Why this rank has no GPU to use ("" when it has one: *device). Collective: every rank
+// reaches gpu_for_rank, with or without a GPU, so none waits for another in it.
+std::string gpu_unusable_reason(tb::Communicator& world, int* device) {
   int count = 0;
+  std::string why;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
+    count = 0;
+    why = std::string("no usable CUDA device: ") + cudaGetErrorString(err);
+  } else if (count == 0) {
+    why = "no usable CUDA device: cudaGetDeviceCount returned 0";
   }
-  if (count == 0) return "no usable CUDA device: cudaGetDeviceCount returned 0";
+  std::vector<std::string> pci;
+  for (int i = 0; i < count; ++i) {
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) != cudaSuccess) cudaGetLastError();
+    pci.push_back(bus);
+  }
   try {
-    *device = tb::gpu_for_rank(world, count);  // the node-local rank; refuses 2 ranks on one GPU
+    *device = tb::gpu_for_rank(world, pci);  // refuses 2 ranks on one GPU
   } catch (const std::exception& e) {
-    return e.what();
+    if (why.empty()) why = e.what();
   }
-  return "";
+  return why;
 }
 
 // Collective: "" when every rank has a GPU, else the reason of the lowest rank without.

@@ -245,7 +245,9 @@ class CudaDdpBackend final : public Backend {
     std::shared_ptr<Communicator> world = mpi_world(opt_in.comm_timeout_s);
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     TrainOptions opt = opt_in;
-    opt.device = gpu_for_rank(*world, static_cast<int>(g.gpus.size()));  // refuses 2 ranks on one GPU
+    std::vector<std::string> pci;
+    for (const GpuInfo& d : g.gpus) pci.push_back(d.pci_bus_id);
+    opt.device = gpu_for_rank(*world, pci);  // collective; refuses 2 ranks on one GPU
     if (opt.deterministic) throw Error("--deterministic: implemented for cpu-ddp only");
     CudaParallel par;
     par.world = world;

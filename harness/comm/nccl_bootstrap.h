@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "harness/comm/communicator.h"
 
@@ -14,8 +15,12 @@ namespace tb {
 // message if rank 0 cannot create it.
 std::string nccl_unique_id_bytes(Communicator& world);
 
-// The GPU a rank uses: its node-local rank. Throws when more ranks share a node
-// than it has GPUs (two NCCL ranks on one GPU is unsupported).
-int gpu_for_rank(const Communicator& world, int gpus_on_node);
+// The GPU a rank uses among those it sees, `pci_bus_ids` (one per visible GPU): its
+// node-local rank, or GPU 0 when it sees exactly one (a launcher that binds one GPU per
+// task: srun --gpus-per-task=1, a per-rank CUDA_VISIBLE_DEVICES). Collective: every
+// rank calls it, and all throw the same message when some rank has no GPU to take or
+// two ranks on one host would share a GPU (same PCI bus id): two NCCL ranks on one
+// GPU are unsupported.
+int gpu_for_rank(Communicator& world, const std::vector<std::string>& pci_bus_ids);
 
 }  // namespace tb

@@ -120,6 +120,32 @@ TEST_P(CudaDdp, EachRankOnItsGpuBucketsOnTheNcclStreamRanksAgree) {
   EXPECT_EQ(collectives[0], collectives[1]) << "the ranks' collective sequences differ";
 }
 
+// One GPU per task (srun --gpus-per-task=1): each rank sees a single GPU, its own, as
+// device 0 — it runs there. Without the binding two ranks would share the node's one
+// GPU: every rank refuses, at once, with the same message.
+TEST(CudaDdpTrace, OneGpuPerTaskRunsTwoRanksOnOneGpuAreRefused) {
+#if !TB_TRACE_DDP
+  GTEST_SKIP() << "cuda-ddp is not built (needs MPI and NCCL)";
+#endif
+  const std::string args = "--backend cuda-ddp --samples 64 --batch 16 --epochs 1 --warmup 0 --reps 1 "
+                           "--comm-timeout 30" + kClassify;
+  const std::string name = "cuda-ddp-bound";
+  const TracedRun bound = traced(name, args, 1, "TB_FAKE_BIND_PER_RANK=1", tb::test::mpirun(2));
+  ASSERT_EQ(bound.code, 0) << bound.out;
+  for (int rank = 0; rank < 2; ++rank) {
+    const Trace t = rank_trace(name, rank);
+    const std::string where = trace_path(name) + "." + std::to_string(rank) + ".log";
+    ASSERT_FALSE(t.empty()) << where;
+    EXPECT_NO_PROBLEMS(check_all(t));
+    for (const Call& c : t) {
+      if (c.has("sdev")) EXPECT_EQ(c.num("sdev"), 0) << "rank " << rank << ": " << c.line;
+    }
+  }
+  const TracedRun shared = traced("cuda-ddp-shared", args, 1, "", tb::test::mpirun(2));
+  EXPECT_NE(shared.code, 0) << shared.out;
+  EXPECT_NE(shared.out.find("ranks 0 and 1 would share one GPU on one node"), std::string::npos) << shared.out;
+}
+
 // A global batch of 1 row over 2 ranks: rank 1 holds and reads no row at all
 // (harness/rank_data.h). With host placement it must not try to pin 0 bytes.
 TEST(CudaDdpTrace, ARankHoldingNoRowsRunsWithHostPlacement) {

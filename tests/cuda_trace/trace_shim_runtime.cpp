@@ -86,7 +86,14 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   return cudaSuccess;
 }
 cudaError_t cudaDeviceGetPCIBusId(char* b, int n, int d) {
-  std::snprintf(b, static_cast<size_t>(n), "0000:%02x:00.0", d);
+  // TB_FAKE_BIND_PER_RANK: each MPI rank sees its own GPUs (one per task, as srun
+  // --gpus-per-task binds them): device d of node-local rank L is bus d + L.
+  int bus = d;
+  if (std::getenv("TB_FAKE_BIND_PER_RANK")) {
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    bus += local ? std::atoi(local) : 0;
+  }
+  std::snprintf(b, static_cast<size_t>(n), "0000:%02x:00.0", bus);
   return cudaSuccess;
 }
 cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) {

@@ -39,7 +39,8 @@
 // of the process, from 1, fails with cudaErrorMemoryAllocation: the clean-up paths),
 // TB_FAKE_LAUNCH_FAIL_AT=K (the K-th kernel launch fails with cudaErrorLaunchFailure,
 // reported as CUDA does: by the next cudaGetLastError),
-// TB_FAKE_EXECUTE=1 (compute on the host).
+// TB_FAKE_EXECUTE=1 (compute on the host), TB_FAKE_BIND_PER_RANK=1 (each MPI rank sees
+// GPUs of its own: PCI bus ids offset by the node-local rank, as per-task GPU binding).
 //
 // FILES. This header and trace_shim_state.cpp: the process state every fake shares
 // (current device, memory blocks, handles, capture state) and the record writer;

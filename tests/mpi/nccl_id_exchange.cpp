@@ -24,7 +24,7 @@ int main() {
   }
   bool refused = false;
   try {
-    tb::gpu_for_rank(*world, 0);  // a node with no GPU: every rank is one too many
+    tb::gpu_for_rank(*world, {});  // a node with no GPU: every rank is one too many
   } catch (const std::runtime_error&) {
     refused = true;
   }
