@@ -165,18 +165,22 @@ class CpuDdpTrainer final : public StepTrainer {
       }
       phases_.forward_s += sw.lap();
       size_t next = 0;  // buckets are issued in their fixed order as they become ready
+      double polled = 0;  // time inside MPI progress polls during backward
       if (fused) {
         while (next < buckets_.size()) issue(next++);  // one layer: every bucket is ready now
       } else {
         model_.backward(bv.x, local, [&](int layer) {
           while (next < buckets_.size() && buckets_[next].first_layer == layer) issue(next++);
           // Open MPI progresses a non-blocking all-reduce only inside MPI calls: this
-          // one is all-reduce time too (busbw's t, README), not backward's.
+          // one is all-reduce time (busbw's t, README) and exposed communication
+          // (comm_s), not backward's.
           Stopwatch p;
           comm_->poke();
-          busy_s_ += p.seconds();
+          polled += p.seconds();
         });
-        phases_.backward_s += sw.lap();
+        busy_s_ += polled;
+        phases_.comm_s += polled;
+        phases_.backward_s += sw.lap() - polled;
       }
     } else {
       // An empty shard (global batch smaller than the world) contributes zero.

@@ -45,9 +45,10 @@ constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
 // cuBLAS's fixed workspace: it must not allocate while a CUDA graph is captured.
 constexpr int64_t kCublasWorkspaceBytes = int64_t{32} << 20;
 // --cuda-graph with unshuffled resident data: one graph per step up to this many
-// steps per epoch (each a few KiB and one capture in the first epoch), else a copy
+// steps per epoch (each an eager step, a capture and an instantiation in the first
+// epoch, and device memory for its nodes that no GPU run has measured yet), else a copy
 // of each batch into one staging buffer and one graph.
-constexpr int64_t kMaxStepGraphs = 4096;
+constexpr int64_t kMaxStepGraphs = 1024;
 
 // Phase boundaries of one step: [0] start, [1] batch ready, [2] forward+loss done,
 // [3] backward done, [4] gradients reduced (data-parallel ranks), [5] update done.
