@@ -16,6 +16,8 @@
 //   * the communicator is finalised, then destroyed, once.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "tests/cuda_trace/traced_run.h"
 
 namespace {
@@ -118,6 +120,29 @@ TEST_P(CudaDdp, EachRankOnItsGpuBucketsOnTheNcclStreamRanksAgree) {
     }
   }
   EXPECT_EQ(collectives[0], collectives[1]) << "the ranks' collective sequences differ";
+}
+
+// A communicator whose finalize never settles (a peer gone during teardown) is aborted
+// after --comm-timeout instead of destroyed, and the job still ends with its rows.
+TEST(CudaDdpTrace, AFinalizeThatNeverSettlesIsAbortedAfterTheDeadline) {
+#if !TB_TRACE_DDP
+  GTEST_SKIP() << "cuda-ddp is not built (needs MPI and NCCL)";
+#endif
+  const std::string name = "cuda-ddp-stuck-finalize";
+  const auto start = std::chrono::steady_clock::now();
+  const TracedRun run = traced(name,
+                               "--backend cuda-ddp --samples 64 --batch 16 --epochs 1 --warmup 0 --reps 1 "
+                               "--comm-timeout 2" + kClassify,
+                               2, "TB_FAKE_NCCL_FINALIZE_STUCK=1", tb::test::mpirun(2));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_LT(seconds, 20.0) << run.out;
+  for (int rank = 0; rank < 2; ++rank) {
+    const Trace t = rank_trace(name, rank);
+    EXPECT_EQ(count(t, "ncclCommFinalize"), 1) << "rank " << rank;
+    EXPECT_EQ(count(t, "ncclCommAbort"), 1) << "rank " << rank;
+    EXPECT_EQ(count(t, "ncclCommDestroy"), 0) << "rank " << rank;
+  }
 }
 
 // One GPU per task (srun --gpus-per-task=1): each rank sees a single GPU, its own, as

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -93,15 +94,21 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int
 }
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config) {
   std::lock_guard<std::mutex> g(g_mu);
-  *comm = static_cast<ncclComm_t>(make_handle('N', t_dev));
+  // flags bit 0: non-blocking (its finalize answers ncclInProgress); bit 1: finalizing.
+  *comm = static_cast<ncclComm_t>(make_handle('N', t_dev, config && config->blocking == 0 ? 1u : 0u));
   handle(*comm)->rank = rank;
   Rec("ncclCommInitRankConfig").kv("nranks", nranks).kv("rank", rank).kv("blocking", config ? config->blocking : -1)
       .kv("comm", handle_name(*comm)).kv("cdev", t_dev).emit();
   exec_comm_init_rank(*comm, id.internal, rank, nranks);
   return ncclSuccess;
 }
-ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t* state) {
-  *state = ncclSuccess;
+// A finalizing non-blocking communicator settles at the first query, or never with
+// TB_FAKE_NCCL_FINALIZE_STUCK=1 (a peer gone: the caller's deadline must abort it).
+ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t* state) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const Handle* h = handle(c);
+  const bool finalizing = h && (h->flags & 2u);
+  *state = finalizing && std::getenv("TB_FAKE_NCCL_FINALIZE_STUCK") ? ncclInProgress : ncclSuccess;
   return ncclSuccess;
 }
 ncclResult_t ncclCommDestroy(ncclComm_t c) {
@@ -116,7 +123,10 @@ ncclResult_t ncclCommFinalize(ncclComm_t c) {
   std::lock_guard<std::mutex> g(g_mu);
   const Handle* h = handle(c);
   Rec("ncclCommFinalize").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
-  return h ? ncclSuccess : ncclInvalidArgument;
+  if (!h) return ncclInvalidArgument;
+  if (!(h->flags & 1u)) return ncclSuccess;  // blocking: done
+  handle(c)->flags |= 2u;
+  return ncclInProgress;  // non-blocking: poll ncclCommGetAsyncError until it settles
 }
 ncclResult_t ncclCommAbort(ncclComm_t c) {
   std::lock_guard<std::mutex> g(g_mu);
