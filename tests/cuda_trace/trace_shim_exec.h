@@ -14,7 +14,8 @@
 //  - A kernel runs as its host twin (trace_shim_exec_kernels.cpp): the CPU op of the
 //    same name from kernels/cpu, or a loop for the few with no CPU twin, fed with the
 //    arguments the launcher passed. The kernels' own thread indexing and block
-//    reductions are NOT exercised (only a GPU runs device code); what is exercised is
+//    reductions are NOT exercised here (tests/cuda_emu runs that device code under an
+//    emulation of CUDA's threads); what is exercised is
 //    everything around them: shapes and arguments each launcher passes, buffers,
 //    offsets, copies, the cuBLAS layout mapping (Sgemm computed to cuBLAS's
 //    column-major contract), graph capture and replay, and NCCL's data movement.
