@@ -243,7 +243,7 @@ class CudaTrainer final : public Trainer {
     };
     if (opt_.data_on_device) {
       for (int64_t s = 0; s < plan.num_batches; ++s) {
-        maybe_inject_fault();
+        maybe_inject_fault(s);
         cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
         const auto [begin, local] = shard(s);
         TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
@@ -275,7 +275,7 @@ class CudaTrainer final : public Trainer {
             TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
             break;
           case StagingOp::kComputeTrains:
-            maybe_inject_fault();
+            maybe_inject_fault(op.step);
             train_step(staging_.batch(op.buffer), shard(op.step).second, rows_of(op.step), plan.batch, op.step);
             break;
           case StagingOp::kComputeRecordsConsumed:
@@ -284,6 +284,10 @@ class CudaTrainer final : public Trainer {
         }
       }
     }
+    for (int64_t s : nan_steps_) {  // TB_FAULT kind=nan (test only): all-ones bytes are a NaN double
+      TB_CUDA_CHECK(cudaMemsetAsync(step_loss_ + s, 0xFF, sizeof(double), compute_));
+    }
+    nan_steps_.clear();
     // The epoch's one synchronisation: per-step losses and phase events.
     TB_CUDA_CHECK(cudaMemcpyAsync(step_loss_host_, step_loss_, sizeof(double) * static_cast<size_t>(plan.num_batches),
                                   cudaMemcpyDeviceToHost, compute_));
@@ -421,10 +425,16 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaEventRecord(mk[5], compute_));
   }
 
-  // Test-only faults for data-parallel ranks (TB_FAULT, ddp_plan.h); `nan` is cpu-ddp only.
-  void maybe_inject_fault() {
+  // Test-only faults for data-parallel ranks (TB_FAULT, ddp_plan.h) before step s of the
+  // epoch. `nan`: this rank's loss of that step and every later one becomes NaN (written
+  // after the epoch's steps, before the losses are read; other ranks learn it through the
+  // epoch's loss all-reduce).
+  void maybe_inject_fault(int64_t s) {
     ++steps_;
-    if (fault_.armed() && fault_.kind != "nan" && fault_.rank == rank_ && fault_.step == steps_) {
+    if (!fault_.armed() || fault_.rank != rank_) return;
+    if (fault_.kind == "nan") {
+      if (steps_ >= fault_.step) nan_steps_.push_back(s);
+    } else if (fault_.step == steps_) {
       inject_fault(fault_.kind, rank_, steps_);
     }
   }
@@ -568,6 +578,7 @@ class CudaTrainer final : public Trainer {
   CudaParallel par_;
   int rank_ = 0, world_size_ = 1;
   Fault fault_;  // set in the constructor for data-parallel ranks
+  std::vector<int64_t> nan_steps_;  // this epoch's steps whose loss the nan fault poisons
   int64_t steps_ = 0;
   double busy_s_ = 0, last_busy_s_ = 0;
   int64_t busy_steps_ = 0, last_busy_steps_ = 0;

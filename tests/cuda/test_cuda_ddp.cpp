@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "harness/backend.h"
 #include "harness/csv_writer.h"
@@ -72,6 +73,23 @@ TEST_F(CudaDdp, MatchesCudaAndReferenceAtEveryWorldSizeTheGpusAllow) {
     EXPECT_LT(max_rel(ddp, one), 1e-4) << "np " << np << " vs cuda";
     EXPECT_LT(max_rel(ddp, ref), 2e-4) << "np " << np << " vs reference";
   }
+}
+
+// A non-finite loss on one rank (TB_FAULT kind=nan, from step 3 on) reaches every rank
+// through the epoch's loss all-reduce: all stop at the same step, and rank 0 writes one
+// failed row naming it — a collective failure, not a crash.
+TEST_F(CudaDdp, ANonFiniteLossOnOneRankStopsEveryRankAtTheSameStep) {
+  if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs, found " << gpus_;
+  const std::string csv = (fs::path(TB_TEST_TMPDIR) / "cddp-nan.csv").string();
+  fs::remove(csv);
+  const Result r = sh("TB_FAULT=rank=1,step=3,kind=nan timeout 60 " + mpirun(2) + TB_TRAINBENCH_EXE +
+                      " run --backend cuda-ddp" + kWorkload + " --out " + csv);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_LT(r.seconds, 30.0) << r.out;
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("failed: non-finite loss at epoch 1 step 3"), std::string::npos) << text.str();
 }
 
 // Rank 0 writes the row; its devices column names every rank's GPU, in rank order.
