@@ -15,6 +15,7 @@
 #include "datasets/shuffle.h"
 #include "harness/backend.h"
 #include "harness/host_info.h"
+#include "tests/cuda/gpu_train.h"
 #include "tests/harness/test_helpers.h"
 #include "tests/shell.h"
 
@@ -31,22 +32,8 @@ class CudaBackend : public ::testing::Test {
 
 Dataset make_data(Task task, int64_t n, int64_t d, int64_t o) { return test::synthetic(task, n, d, o, 5); }
 
-struct Trained {
-  std::vector<float> params;
-  EvalResult eval;
-};
-
-Trained train(const std::string& backend, const Dataset& data, const TrainOptions& opt, int epochs, bool shuffle) {
-  std::unique_ptr<Trainer> t = find_backend(backend)->make_trainer(data, opt);
-  t->set_params(init_params(opt.model, 3));
-  std::vector<int64_t> order;
-  for (int e = 0; e < epochs; ++e) {
-    epoch_order(2, e, data.n, shuffle, &order);
-    const EpochPlan plan{&order, opt.batch, (data.n + opt.batch - 1) / opt.batch, data.n};
-    EXPECT_EQ(t->train_epoch(plan, nullptr).nonfinite_step, -1);
-  }
-  return {t->params(), t->evaluate()};
-}
+using test::train;
+using test::Trained;
 
 // Relative difference with a 1e-2 absolute floor for parameters near zero.
 double max_rel(const std::vector<float>& a, const std::vector<float>& b) {

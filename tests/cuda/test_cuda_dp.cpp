@@ -19,6 +19,7 @@
 #include "kernels/cpu/axpy.h"
 #include "kernels/cuda/axpy.h"
 #include "kernels/cuda/device_buffer.h"
+#include "tests/cuda/gpu_train.h"
 #include "tests/harness/test_helpers.h"
 
 namespace tb {
@@ -36,28 +37,9 @@ class CudaDp : public ::testing::Test {
   int gpus_ = 0;
 };
 
-struct Trained {
-  std::vector<float> params;
-  EvalResult eval;
-  PhaseTimes phases;
-};
-
-Trained train(const std::string& backend, const Dataset& data, const TrainOptions& opt, int epochs, bool shuffle) {
-  std::unique_ptr<Trainer> t = find_backend(backend)->make_trainer(data, opt);
-  t->set_params(init_params(opt.model, 3));
-  t->take_phase_times();
-  std::vector<int64_t> order;
-  for (int e = 0; e < epochs; ++e) {
-    epoch_order(2, e, data.n, shuffle, &order);
-    const EpochPlan plan{&order, opt.batch, (data.n + opt.batch - 1) / opt.batch, data.n};
-    EXPECT_EQ(t->train_epoch(plan, nullptr).nonfinite_step, -1);
-  }
-  Trained out;
-  out.phases = t->take_phase_times();
-  out.params = t->params();
-  out.eval = t->evaluate();
-  return out;
-}
+using test::expect_close;
+using test::train;
+using test::Trained;
 
 TrainOptions options(std::vector<int64_t> layers, Task task, int64_t batch, std::vector<int> slots) {
   TrainOptions o;
@@ -67,16 +49,6 @@ TrainOptions options(std::vector<int64_t> layers, Task task, int64_t batch, std:
   o.momentum = 0.9;
   o.dp_devices = std::move(slots);
   return o;
-}
-
-// Tolerances as tests/cuda/test_cuda_backend.cpp: fp32 GEMMs (TF32 off) in another
-// summation order (here also the chunked sums of the replicas): ~1e-5 relative.
-void expect_close(const Trained& got, const Trained& want, const Dataset& data, const std::string& what) {
-  EXPECT_LT(max_rel_err(got.params, want.params, 1e-2), 2e-4) << what;
-  EXPECT_NEAR(got.eval.loss, want.eval.loss, 1e-4 * std::max(1.0, want.eval.loss)) << what;
-  if (data.task == Task::kClassification) {
-    EXPECT_NEAR(got.eval.accuracy, want.eval.accuracy, 2.0 / static_cast<double>(data.n)) << what;
-  }
 }
 
 std::string slots_text(const std::vector<int>& s) {
