@@ -109,6 +109,30 @@ TEST_F(CudaDdp, TheRowNamesEveryRanksGpu) {
   EXPECT_EQ(f[col], "0,1") << row;
 }
 
+// Edge cases of the shards at 2 and 3 ranks, each against reference: a global batch
+// smaller than the world (a rank holds no rows and contributes zeros), batches of one
+// row, a one-row last batch, one batch of the whole data set, host placement.
+TEST_F(CudaDdp, ShardEdgeCasesMatchReference) {
+  const std::vector<std::string> cases = {
+      "--samples 7 --batch 2",                            // 3 ranks: rank 2 holds nothing
+      "--samples 9 --batch 1",                            // one row per step: all but one rank idle
+      "--samples 65 --batch 16",                          // a last batch of one row
+      "--samples 30 --batch 30",                          // one batch: the whole data set
+      "--samples 40 --batch 8 --data-placement host",     // staged from pinned host memory
+  };
+  int k = 0;
+  for (const std::string& extra : cases) {
+    const std::vector<float> ref = train("", "reference", extra, "cddp-edge-ref" + std::to_string(k));
+    for (int np : {2, 3}) {
+      if (np > gpus_) continue;
+      const std::vector<float> ddp = train(mpirun(np), "cuda-ddp", extra,
+                                           "cddp-edge" + std::to_string(k) + "-" + std::to_string(np));
+      EXPECT_LT(max_rel(ddp, ref), 2e-4) << extra << " at np " << np;
+    }
+    ++k;
+  }
+}
+
 TEST_F(CudaDdp, BucketSizeAndOverlapDoNotChangeTheResult) {
   const int np = gpus_ >= 2 ? 2 : 1;
   const std::vector<float> base = train(mpirun(np), "cuda-ddp", "", "cddp-b");
