@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench/micro/bench_flags.h"
+#include "kernels/cuda/axpy.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
@@ -254,6 +255,15 @@ void bm_sgd_update(benchmark::State& state, int64_t n) {
   });
 }
 
+// cuda-dp's gradient sum where peer copies replace NCCL: dst (n) += src (n).
+void bm_add_inplace(benchmark::State& state, int64_t n) {
+  guarded(state, [&] {
+    DeviceBuffer<float> dst(random_vec(n, 15)), src(random_vec(n, 16, -1e-3f, 1e-3f));
+    time_calls(state, kBatch, [&] { tb::cuda::add_inplace(dst.get(), src.get(), n, g_gpu.stream); });
+    state.SetBytesProcessed(state.iterations() * 3 * n * int64_t{sizeof(float)});  // dst r+w; src r
+  });
+}
+
 // A shuffled batch: `count` rows of width floats (and their labels) out of src_rows.
 void bm_gather(benchmark::State& state, int64_t src_rows, int64_t count, int64_t width) {
   guarded(state, [&] {
@@ -320,7 +330,10 @@ void register_all(bool smoke) {
     register_op("mse_loss_grad", dims(d.rows, d.cols), bm_mse_loss_grad, d.rows, d.cols);
     register_op("softmax_xent_loss_grad", dims(d.rows, d.cols), bm_softmax_xent_loss_grad, d.rows, d.cols);
   }
-  for (int64_t n : params) register_op("sgd_update", std::to_string(n), bm_sgd_update, n);
+  for (int64_t n : params) {
+    register_op("sgd_update", std::to_string(n), bm_sgd_update, n);
+    register_op("add_inplace", std::to_string(n), bm_add_inplace, n);
+  }
   if (smoke) {
     register_op("gather", "64/8x16", bm_gather, int64_t{64}, int64_t{8}, int64_t{16});
   } else {
