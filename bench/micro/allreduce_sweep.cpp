@@ -10,6 +10,8 @@
 #include <cstring>
 #include <memory>
 
+#include "harness/comm/mpi_session.h"
+
 namespace tb::bench {
 namespace {
 
@@ -339,6 +341,26 @@ int run_sweep(Communicator& comm, SweepTarget& target, const SweepOptions& o, co
     if (csv && std::ferror(csv.get())) throw std::runtime_error("--csv: write error on '" + o.csv + "'");
   }
   return total_wrong == 0 ? 0 : 1;
+}
+
+int sweep_main(int argc, char** argv, const SweepProgram& p, const SweepBody& body) {
+  SweepOptions opts;
+  if (const int rc = parse_or_exit_code(argc, argv, p, &opts); rc >= 0) return rc;
+  const std::string command_line = joined_command_line(argc, argv);
+  int rc = 0;
+  {
+    std::shared_ptr<Communicator> comm;
+    try {
+      comm = mpi_world(opts.deadline_s);
+      rc = body(*comm, opts, command_line);
+    } catch (const std::exception& e) {
+      if (comm) comm->abort(1, std::string(p.name) + ": " + e.what());
+      std::fprintf(stderr, "%s: %s\n", p.name, e.what());
+      return 1;
+    }
+  }  // release the communicator (stops its watchdog) before MPI_Finalize
+  mpi_finalize_if_initialised();
+  return rc;
 }
 
 }  // namespace tb::bench

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -98,5 +99,12 @@ class SweepTarget {
 // (0, or 1 when any element was wrong). Throws on communication or file errors.
 int run_sweep(Communicator& comm, SweepTarget& target, const SweepOptions& o, const std::string& program,
               const std::string& command_line);
+
+// A sweep program's main(): flags (checked before MPI starts, so every rank exits 2
+// together), the MPI world, `body` (which runs the sweep and returns the exit code),
+// and MPI's end. An exception aborts the whole job (a peer may be waiting in a
+// collective this rank will never join) and exits 1.
+using SweepBody = std::function<int(Communicator& comm, const SweepOptions& o, const std::string& command_line)>;
+int sweep_main(int argc, char** argv, const SweepProgram& p, const SweepBody& body);
 
 }  // namespace tb::bench

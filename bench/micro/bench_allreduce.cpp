@@ -73,28 +73,11 @@ class MpiTarget final : public tb::bench::SweepTarget {
   std::vector<float> buf_;
 };
 
+int mpi_sweep(tb::Communicator& comm, const tb::bench::SweepOptions& opts, const std::string& command_line) {
+  MpiTarget target(comm, opts.mode, tb::bench::sweep_counts(opts).back());
+  return tb::bench::run_sweep(comm, target, opts, kProgram.name, command_line);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  tb::bench::SweepOptions opts;
-  // Flags are checked before MPI starts: every rank gets the same argv, so all exit 2 together.
-  if (const int rc = tb::bench::parse_or_exit_code(argc, argv, kProgram, &opts); rc >= 0) return rc;
-  const std::string command_line = tb::bench::joined_command_line(argc, argv);
-
-  int rc = 0;
-  {
-    std::shared_ptr<tb::Communicator> comm;
-    try {
-      comm = tb::mpi_world(opts.deadline_s);
-      MpiTarget target(*comm, opts.mode, tb::bench::sweep_counts(opts).back());
-      rc = tb::bench::run_sweep(*comm, target, opts, kProgram.name, command_line);
-    } catch (const std::exception& e) {
-      // A peer may be blocked in a collective this rank will never join: end the whole job.
-      if (comm) comm->abort(1, std::string(kProgram.name) + ": " + e.what());
-      std::fprintf(stderr, "%s: %s\n", kProgram.name, e.what());
-      return 1;
-    }
-  }  // release the communicator (stops its watchdog) before MPI_Finalize
-  tb::mpi_finalize_if_initialised();
-  return rc;
-}
+int main(int argc, char** argv) { return tb::bench::sweep_main(argc, argv, kProgram, mpi_sweep); }

@@ -162,34 +162,18 @@ class NcclTarget final : public tb::bench::SweepTarget {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+// One rank per GPU; without a GPU on some rank, rank 0 says why and every rank exits 0.
+int nccl_sweep(tb::Communicator& comm, const tb::bench::SweepOptions& opts, const std::string& command_line) {
+  int device = -1;
+  const std::string why_not = any_rank_unusable(comm, gpu_unusable_reason(comm, &device));
+  if (!why_not.empty()) {
+    if (comm.rank() == 0) std::printf("%s: skipped: %s\n", kProgram.name, why_not.c_str());
+    return 0;
+  }
+  NcclTarget target(comm, device, tb::bench::sweep_counts(opts).back());
+  return tb::bench::run_sweep(comm, target, opts, kProgram.name, command_line);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  tb::bench::SweepOptions opts;
-  // Flags are checked before MPI starts: every rank gets the same argv, so all exit 2 together.
-  if (const int rc = tb::bench::parse_or_exit_code(argc, argv, kProgram, &opts); rc >= 0) return rc;
-  const std::string command_line = tb::bench::joined_command_line(argc, argv);
-
-  int rc = 0;
-  {
-    std::shared_ptr<tb::Communicator> comm;
-    try {
-      comm = tb::mpi_world(opts.deadline_s);
-      int device = -1;
-      const std::string why_not = any_rank_unusable(*comm, gpu_unusable_reason(*comm, &device));
-      if (!why_not.empty()) {
-        if (comm->rank() == 0) std::printf("%s: skipped: %s\n", kProgram.name, why_not.c_str());
-      } else {
-        NcclTarget target(*comm, device, tb::bench::sweep_counts(opts).back());
-        rc = tb::bench::run_sweep(*comm, target, opts, kProgram.name, command_line);
-      }
-    } catch (const std::exception& e) {
-      // A peer may be blocked in a collective this rank will never join: end the whole job.
-      if (comm) comm->abort(1, std::string(kProgram.name) + ": " + e.what());
-      std::fprintf(stderr, "%s: %s\n", kProgram.name, e.what());
-      return 1;
-    }
-  }  // release the communicator (stops its watchdog) before MPI_Finalize
-  tb::mpi_finalize_if_initialised();
-  return rc;
-}
+int main(int argc, char** argv) { return tb::bench::sweep_main(argc, argv, kProgram, nccl_sweep); }
