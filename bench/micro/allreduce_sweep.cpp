@@ -9,23 +9,34 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <type_traits>
 
 #include "harness/comm/mpi_session.h"
 
 namespace tb::bench {
 namespace {
 
+// The number text starts with (std::stoll / std::stod), and in *used how many characters
+// it took; nullopt when it does not start with one (or it is out of range).
+template <class T>
+std::optional<T> leading_number(const std::string& text, size_t* used) {
+  try {
+    if constexpr (std::is_floating_point_v<T>) return std::stod(text, used);
+    else return std::stoll(text, used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // "4", "64K", "256M", "1G" -> bytes. Throws UsageError naming the flag.
 int64_t parse_bytes(const std::string& flag, const std::string& text) {
   const std::string allowed = flag + ": expected a byte count such as 4, 64K, 256M or 1G, got '" + text + "'";
   if (text.empty() || text[0] < '0' || text[0] > '9') throw UsageError(allowed);
   size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    throw UsageError(allowed);
-  }
+  const std::optional<int64_t> parsed = leading_number<int64_t>(text, &used);
+  if (!parsed) throw UsageError(allowed);
+  const int64_t v = *parsed;
   int shift = 0;
   if (used + 1 == text.size()) {
     switch (text[used]) {
@@ -46,27 +57,17 @@ int64_t parse_int(const std::string& flag, const std::string& text, int64_t lo, 
   const std::string allowed =
       flag + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + text + "'";
   size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    throw UsageError(allowed);
-  }
-  if (used != text.size() || v < lo || v > hi) throw UsageError(allowed);
-  return v;
+  const std::optional<int64_t> v = leading_number<int64_t>(text, &used);
+  if (!v || used != text.size() || *v < lo || *v > hi) throw UsageError(allowed);
+  return *v;
 }
 
 double parse_seconds(const std::string& flag, const std::string& text) {
   const std::string allowed = flag + ": expected seconds >= 0 (0 disables the watchdog), got '" + text + "'";
   size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw UsageError(allowed);
-  }
-  if (used != text.size() || !(v >= 0)) throw UsageError(allowed);
-  return v;
+  const std::optional<double> v = leading_number<double>(text, &used);
+  if (!v || used != text.size() || !(*v >= 0)) throw UsageError(allowed);
+  return *v;
 }
 
 uint32_t index_hash(int64_t i) { return (static_cast<uint32_t>(i) * 2654435761u) >> 29; }  // 0..7
