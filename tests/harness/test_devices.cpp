@@ -35,27 +35,13 @@ GpuInventory two_gpus() {
   g.runtime_version = "13.0";
   g.cublas_version = "13.1.0";
   g.nccl_version = "2.28.9";
-  GpuInfo a;
-  a.index = 0;
-  a.name = "NVIDIA H100 80GB HBM3";
-  a.compute_capability = "9.0";
-  a.sm_count = 132;
-  a.memory_total_bytes = int64_t{81559} << 20;
-  a.memory_free_bytes = int64_t{80000} << 20;
-  a.clock_mhz = 1980;
-  a.memory_clock_mhz = 2619;
-  a.pci_bus_id = "0000:19:00.0";
-  GpuInfo b;
-  b.index = 1;
-  b.name = "NVIDIA A100-SXM4-40GB";
-  b.compute_capability = "8.0";
-  b.sm_count = 108;
-  b.memory_total_bytes = int64_t{40536} << 20;
-  b.memory_free_bytes = -1;  // not read
-  b.clock_mhz = 1410;
-  b.memory_clock_mhz = 1215;
-  b.pci_bus_id = "0000:3B:00.0";
-  g.gpus = {a, b};
+  g.gpus = {GpuInfo{.index = 0, .name = "NVIDIA H100 80GB HBM3", .pci_bus_id = "0000:19:00.0",
+                    .compute_capability = "9.0", .sm_count = 132, .memory_total_bytes = int64_t{81559} << 20,
+                    .memory_free_bytes = int64_t{80000} << 20, .clock_mhz = 1980, .memory_clock_mhz = 2619},
+            GpuInfo{.index = 1, .name = "NVIDIA A100-SXM4-40GB", .pci_bus_id = "0000:3B:00.0",
+                    .compute_capability = "8.0", .sm_count = 108, .memory_total_bytes = int64_t{40536} << 20,
+                    .memory_free_bytes = -1,  // not read
+                    .clock_mhz = 1410, .memory_clock_mhz = 1215}};
   g.peer_access = {{1, 1}, {0, 1}};  // 0 can access 1; 1 cannot access 0
   return g;
 }
