@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "harness/job.h"
 #include "harness/model.h"
+#include "harness/run_config.h"
 #include "harness/timing.h"
 
 namespace tb {
@@ -73,18 +75,13 @@ class Trainer {
   virtual int64_t peak_device_mem_bytes() const { return 0; }
   // What the "devices" CSV column shows, e.g. "cpu" or "0,1".
   virtual std::string devices() const { return "cpu"; }
-  virtual int world_size() const { return 1; }
+  // Model replicas this process trains (cuda-dp: one per slot); the row's world_size
+  // is replicas x the job's ranks.
+  virtual int replicas() const { return 1; }
   virtual std::string precision() const = 0;
 
-  // Multi-process trainers: the job's value of a per-rank duration (max over ranks),
-  // whether this rank writes results, and the communication figures of the last
-  // repetition. Single-process trainers keep the defaults.
-  virtual double max_over_ranks(double seconds) { return seconds; }
-  virtual bool is_root() const { return true; }
-  virtual int rank() const { return 0; }
-  // Multi-process trainers: true when `ok` holds on every rank (a collective: every
-  // rank must call it), so all ranks take the same branch.
-  virtual bool all_ranks_ok(bool ok) { return ok; }
+  // Multi-process trainers: the communication figures of the last repetition, this
+  // rank's own (the runner takes the maximum over ranks through the Job).
   virtual int64_t allreduce_bytes_per_step() const { return 0; }
   // Seconds spent inside all-reduces and their count since the last take_phase_times().
   virtual double allreduce_busy_s() const { return 0; }
@@ -96,27 +93,63 @@ struct Availability {
   std::string reason;  // why not, when !ok
 };
 
+// Where a backend computes and how it spreads work. Every fact the harness, the CSV
+// and the reports need about a backend comes from its traits, never from its name.
+enum class DeviceKind { kCpu, kGpu };
+enum class Parallelism {
+  kNone,          // one model replica (reference, cpu-omp, cuda)
+  kDataParallel,  // one process, replicas on several devices (cuda-dp)
+  kDistributed,   // one process per rank, launched by MPI (cpu-ddp, cuda-ddp)
+};
+const char* device_kind_name(DeviceKind d);    // "cpu" | "gpu"
+const char* parallelism_name(Parallelism p);   // "none" | "dp" | "ddp"
+
+struct BackendTraits {
+  DeviceKind device = DeviceKind::kCpu;
+  Parallelism parallelism = Parallelism::kNone;
+  bool cpu_threads = false;       // honours --threads (OpenMP threads per process)
+  bool one_gpu_per_rank = false;  // every rank needs a GPU of its own on its node
+  bool oracle = false;            // the float64 reference every other backend is checked against
+  uint32_t knobs = 0;             // the Knob bits (run_config.h) it honours
+  // The one-replica backend its scaling is measured against ("" = none: it is one).
+  std::string scaling_base;
+  bool multi_process() const { return parallelism == Parallelism::kDistributed; }
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
+  virtual BackendTraits traits() const = 0;
+  // Whether this build on this machine can run the backend at all (`trainbench backends`).
   virtual Availability availability() const = 0;
-  // Availability for a given configuration (e.g. cuda-dp with --devices 0,0 runs on
-  // one GPU); by default the same as availability().
-  virtual Availability availability_for(const TrainOptions& opt) const {
-    (void)opt;
+  // Availability for configuration c (e.g. cuda-dp with --devices 0,0 runs on one
+  // GPU); by default availability().
+  virtual Availability availability_for(const RunConfig& c) const {
+    (void)c;
     return availability();
   }
-  // The trainer keeps a reference to data; data outlives it.
-  virtual std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const = 0;
+  // Why this backend cannot run configuration c ("" when it can), decided before
+  // anything is allocated: a knob it does not honour ("--cuda-graph does not apply to
+  // cpu-omp (it applies to: cuda)"), then availability_for(c). The runner and the
+  // suite record a non-empty answer as a `skipped: <why>` row.
+  std::string unsupported(const RunConfig& c) const;
+  // The trainer keeps a reference to data; data outlives it. A multi-process backend
+  // trains as this process's rank of `job` (its world); the others ignore it.
+  virtual std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job& job) const = 0;
+  // The same as rank 0 of a one-process job (tests, single-process tools).
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const {
+    Job single;
+    return make_trainer(data, opt, single);
+  }
 };
 
 // Every backend the suite knows, available or not, in display order.
 const std::vector<std::unique_ptr<Backend>>& all_backends();
 const Backend* find_backend(const std::string& name);  // nullptr if unknown
 std::string backend_names();                           // "reference, cpu-omp, ..."
-// One process per rank, launched by MPI (cpu-ddp, cuda-ddp).
-bool multi_process(const std::string& backend);
+// The traits of a known backend (throws std::invalid_argument for an unknown name).
+BackendTraits traits_of(const std::string& backend);
 
 }  // namespace tb

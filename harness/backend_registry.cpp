@@ -1,6 +1,7 @@
 // harness/backend_registry.cpp — the list of backends, in the order reports show them.
 // A new backend adds one make_* function and one line here.
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,37 @@ const Backend* find_backend(const std::string& name) {
   return nullptr;
 }
 
-bool multi_process(const std::string& backend) { return backend == "cpu-ddp" || backend == "cuda-ddp"; }
+BackendTraits traits_of(const std::string& backend) {
+  const Backend* b = find_backend(backend);
+  if (!b) throw std::invalid_argument("unknown backend '" + backend + "' (allowed: " + backend_names() + ")");
+  return b->traits();
+}
+
+const char* device_kind_name(DeviceKind d) { return d == DeviceKind::kGpu ? "gpu" : "cpu"; }
+
+const char* parallelism_name(Parallelism p) {
+  switch (p) {
+    case Parallelism::kDataParallel: return "dp";
+    case Parallelism::kDistributed: return "ddp";
+    case Parallelism::kNone: break;
+  }
+  return "none";
+}
+
+std::string Backend::unsupported(const RunConfig& c) const {
+  const uint32_t honoured = traits().knobs;
+  for (const KnobDef& k : knob_defs()) {
+    if (k.is_set(c) && !(honoured & k.bit)) {
+      std::string by;
+      for (const auto& b : all_backends()) {
+        if (b->traits().knobs & k.bit) by += (by.empty() ? "" : ", ") + b->name();
+      }
+      return std::string(k.flag) + " does not apply to " + name() + " (it applies to: " + by + ")";
+    }
+  }
+  const Availability a = availability_for(c);
+  return a.ok ? "" : a.reason;
+}
 
 std::string backend_names() {
   std::string s;

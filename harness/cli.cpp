@@ -202,8 +202,6 @@ const std::vector<FlagDef>& flag_table() {
 
 }  // namespace
 
-bool uses_cpu_threads(const std::string& backend) { return backend == "cpu-omp" || backend == "cpu-ddp"; }
-
 int hardware_threads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
@@ -242,8 +240,8 @@ void validate_run_flags(RunFlags* f) {
   if (f->threads.empty()) f->threads = {hardware_threads()};
   if (f->world_sizes.empty()) f->world_sizes = {1, 2};
   c.backend = f->backends.front();
-  // Only the OpenMP backends use CPU threads; the others record 1.
-  c.threads = uses_cpu_threads(c.backend) ? f->threads.front() : 1;
+  // Only backends on CPU threads use --threads; the others record 1.
+  c.threads = traits_of(c.backend).cpu_threads ? f->threads.front() : 1;
   if (!f->layers_given) {
     c.model.layers = c.model.kind == ModelKind::kLinear ? std::vector<int64_t>{64, 1}
                                                         : std::vector<int64_t>{784, 256, 256, 10};
@@ -304,33 +302,6 @@ std::string run_flags_help() {
     for (size_t i = lhs.size(); i < 30; ++i) os << ' ';
     os << ' ' << d.help << '\n';
   }
-  return os.str();
-}
-
-int64_t RunConfig::rows_per_epoch() const {
-  return drop_last ? (data.n / batch) * batch : data.n;
-}
-
-int64_t RunConfig::batches_per_epoch() const {
-  return drop_last ? data.n / batch : (data.n + batch - 1) / batch;
-}
-
-std::string default_workload_name(const RunConfig& c) {
-  // Built with << (GCC 12 warns falsely on `"x" + std::string` temporaries).
-  std::ostringstream os;
-  os << model_name(c.model.kind) << '-';
-  for (size_t i = 0; i < c.model.layers.size(); ++i) os << (i ? "x" : "") << c.model.layers[i];
-  os << '-';
-  if (c.data.kind == "csv" || c.data.kind == "idx") {
-    os << c.data.path.substr(c.data.path.find_last_of('/') + 1);  // file datasets: named by their file
-  } else if (c.data.n % 1000000 == 0) {
-    os << c.data.n / 1000000 << 'M';
-  } else if (c.data.n % 1000 == 0) {
-    os << c.data.n / 1000 << 'k';
-  } else {
-    os << c.data.n;
-  }
-  os << "-b" << c.batch;
   return os.str();
 }
 

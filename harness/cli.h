@@ -40,7 +40,5 @@ void validate_run_flags(RunFlags* flags);
 std::string run_flags_help();
 
 int hardware_threads();
-// Backends whose work runs on OpenMP threads (their --threads matters).
-bool uses_cpu_threads(const std::string& backend);
 
 }  // namespace tb

@@ -1,6 +1,7 @@
 // harness/main.cpp — the `trainbench` executable: run, suite, export, backends, devices.
-// Exit codes: 0 success; 1 a run failed (its row says why); 2 bad input (one
-// line naming the flag or file, nothing written).
+// Exit codes (harness/exit_codes.h, README "Exit codes"): 0 success; 1 a run
+// failed (its row says why); 2 bad input (one line naming the flag or file, nothing
+// written); 3 a multi-process job was aborted.
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -16,10 +17,10 @@
 #include "harness/mpi_launch.h"
 #include "harness/rank_data.h"
 #include "harness/runner.h"
+#include "harness/exit_codes.h"
+#include "harness/job.h"
+#include "harness/result_files.h"
 #include "harness/suite.h"
-#if defined(TB_HAVE_MPI)
-#include "harness/comm/mpi_session.h"
-#endif
 
 namespace tb {
 namespace {
@@ -54,82 +55,16 @@ std::string join_command_line(int argc, char** argv) {
   return s;
 }
 
-// This process's rank and the world size for multi-process backends (starts MPI
-// for them), else 0 of 1.
-struct RankOf {
-  int rank = 0, world = 1;
-};
-RankOf process_rank(const RunConfig& c) {
-#if defined(TB_HAVE_MPI)
-  if (multi_process(c.backend)) {
-    const auto w = mpi_world(c.comm_timeout_s);
-    return RankOf{w->rank(), w->size()};
-  }
-#else
-  (void)c;
-#endif
-  return RankOf{};
-}
+// The one Job of this process for configuration c: an MPI world for the
+// multi-process backends (MPI starts here), else rank 0 of 1.
+Job job_for(const RunConfig& c) { return make_job(traits_of(c.backend).multi_process(), c.comm_timeout_s); }
 
-// The data this process trains on: a DDP rank generates only its rows (rank_data.h).
-Dataset load_process_dataset(const RunConfig& c) {
-  const RankOf me = process_rank(c);
-  return load_rank_dataset(c, me.rank, me.world);
-}
-
-// Ends the process: a multi-rank job whose rank stops on an error must take the
-// others down with it (they would wait in a collective); otherwise finalise MPI.
-int finish(int code, const std::string& why) {
-#if defined(TB_HAVE_MPI)
-  if (code != 0 && !why.empty() && mpi_active()) {
-    auto world = mpi_world(0);
-    if (world->size() > 1) world->abort(code, why);
-  }
-  mpi_finalize_if_initialised();
-#else
-  (void)why;
-#endif
-  return code;
-}
-
-// A command's exit code, and why a multi-process job must be aborted ("" when not).
-struct CmdExit {
-  int code = 0;
-  std::string abort_why;
-};
-
-// How a run ends this process: a failure of this rank alone takes the whole job down
-// at once (finish() aborts), rather than leaving the other ranks in a collective until
-// the watchdog's deadline.
-CmdExit exit_of(const RunOutcome& o) {
-  if (!o.failed) return {};
-  if (!o.local_failure || o.rows.empty()) return {1, ""};
-  return {1, o.rows.front().status};  // abort() prints it as "rank R: <status>"
-}
-
-// `suite-worker FILE INDEX RUN_ID TIMESTAMP DIR` (internal): one configuration of a
-// suite, started by the suite under mpirun; rank 0 writes DIR/results.csv and curves.csv.
-CmdExit cmd_suite_worker(const std::vector<std::string>& a) {
-  if (a.size() != 5) throw UsageError("suite-worker: internal command (FILE INDEX RUN_ID TIMESTAMP DIR)");
-  const std::vector<RunConfig> configs = expand_suite(parse_suite(a[0]));
-  const size_t index = std::stoul(a[1]);
-  if (index >= configs.size()) throw UsageError("suite-worker: INDEX out of range");
-  const RunConfig& c = configs[index];
-  RunIdentity id = make_run_identity();
-  id.run_id = a[2];
-  id.timestamp = a[3];
-  const Dataset data = load_process_dataset(c);
-  if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
-  const bool root = process_rank(c).rank == 0;
-  Progress silent(false);
-  const RunOutcome o = run_configuration(c, data, id, silent);
-  if (root) {
-    CsvWriter results(a[4] + "/results.csv", results_header());
-    CsvWriter curves(a[4] + "/curves.csv", curves_header());
-    for (const ResultRow& r : o.rows) results.append(result_fields(r));
-    for (const CurvePoint& p : o.curves) curves.append(curve_fields(o.rows.front(), p));
-  }
-  return exit_of(o);
+// How a run ends this process: a failure of this rank alone ends the whole job at
+// once (the other ranks would wait in a collective until the watchdog's deadline).
+int exit_of(const RunOutcome& o, Job& job) {
+  if (!o.failed) return kExitOk;
+  if (o.local_failure && job.multi_rank()) job.abort(o.failure);
+  return kExitRunFailed;
 }
 
 // Commands without flags: --help prints `usage`, anything else is bad input.
@@ -183,40 +118,48 @@ int cmd_devices(const std::vector<std::string>& args) {
   return 0;
 }
 
-CmdExit cmd_run(const std::vector<std::string>& args, const std::string& command_line) {
+int cmd_run(const std::vector<std::string>& args, const std::string& command_line) {
   if (wants_help(args)) {
     std::printf("usage: trainbench run [FLAGS]\n\nflags:\n%s", run_flags_help().c_str());
-    return {};
+    return kExitOk;
   }
   RunFlags f;
   parse_run_flags(args, /*allow_lists=*/false, &f);
   validate_run_flags(&f);
   const RunConfig& c = f.config;
-  const Dataset data = load_process_dataset(c);  // DataError -> exit 2, nothing written
+  Job job = job_for(c);
+  // A DDP rank generates only its rows (rank_data.h). DataError -> exit 2, nothing written.
+  const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
 
   const RunIdentity id = make_run_identity();
   const std::string out = f.out.empty() ? "-" : f.out;
-  // Multi-process backends: every rank trains, rank 0 alone writes.
-  if (process_rank(c).rank != 0) {
-    Progress silent(false);
-    return exit_of(run_configuration(c, data, id, silent));
+  std::unique_ptr<ResultFiles> files;  // rank 0 writes; opened before training: an unwritable file fails now
+  if (job.root()) {
+    files = std::make_unique<ResultFiles>(out, "");
+    if (out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
   }
-  CsvWriter csv(out, results_header());  // opened before training: an unwritable file fails now
-  if (out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
-  Progress progress(Progress::auto_enabled());
-  const RunOutcome o = run_configuration(c, data, id, progress);
-  for (const ResultRow& r : o.rows) {
-    csv.append(result_fields(r));
-    if (out != "-") {
-      std::printf("%s %s rep %lld: %s", c.workload.c_str(), c.backend.c_str(), static_cast<long long>(r.repetition),
-                  r.status.c_str());
-      if (r.has_metrics) std::printf("  %.4g samples/s  final_loss %.6g", r.samples_per_s, r.final_loss);
-      std::printf("\n");
+  // Each row is written as its repetition ends; with --out, one line each on stdout.
+  struct Echo final : RowSink {
+    ResultFiles* files = nullptr;
+    bool print = false;
+    void add(const ResultRow& r, const std::vector<CurvePoint>& curve) override {
+      files->add(r, curve);
+      if (print) {
+        std::printf("%s %s rep %lld: %s", r.config.workload.c_str(), r.config.backend.c_str(),
+                    static_cast<long long>(r.repetition), r.status.c_str());
+        if (r.has_metrics) std::printf("  %.4g samples/s  final_loss %.6g", r.samples_per_s, r.final_loss);
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+      if (r.status != "ok") std::fprintf(stderr, "trainbench: %s\n", r.status.c_str());
     }
-    if (r.status != "ok") std::fprintf(stderr, "trainbench: %s\n", r.status.c_str());
-  }
-  return exit_of(o);  // the row is written first: an abort cannot lose it
+  } echo;
+  echo.files = files.get();
+  echo.print = out != "-";
+  Progress progress(job.root() && Progress::auto_enabled());
+  const RunOutcome o = run_configuration(c, data, job, id, progress, echo);
+  return exit_of(o, job);  // the row is written first: an abort cannot lose it
 }
 
 int cmd_suite(const std::vector<std::string>& args, const std::string& command_line) {
@@ -253,51 +196,57 @@ int main(int argc, char** argv) {
   const std::string command_line = join_command_line(argc, argv);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
+    return args.empty() ? kExitBadInput : kExitOk;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  // Bad input is bad input on every rank of a job (they all parse the same flags and
+  // files), so each exits 2 by itself; any other error this process meets alone ends
+  // the whole job (abort_multi_rank_job).
+  const auto fail = [](int code, const std::string& what) {
+    std::fprintf(stderr, "trainbench: %s\n", what.c_str());
+    end_job();
+    return code;
+  };
   try {
+    int code = kExitOk;
     if (args[0] == "run") {
-      const CmdExit e = cmd_run(rest, command_line);
-      return finish(e.code, e.abort_why);
-    }
-    if (args[0] == "suite-worker") {
-      const CmdExit e = cmd_suite_worker(rest);
-      return finish(e.code, e.abort_why);
-    }
-    if (args[0] == "suite") return cmd_suite(rest, command_line);
-    if (args[0] == "export") {
+      code = cmd_run(rest, command_line);
+    } else if (args[0] == "suite-worker") {
+      code = run_suite_worker(rest);
+    } else if (args[0] == "suite") {
+      code = cmd_suite(rest, command_line);
+    } else if (args[0] == "export") {
       if (wants_help(rest)) {
         std::printf("usage: trainbench export [FLAGS] --out DIR\n\n"
                     "Writes DIR/data.bin, params.bin, workload.json (and orders.bin with --shuffle) for the\n"
                     "workload the `run` flags describe; nothing is trained (formats: harness/export.h).\n"
                     "DIR must not exist (or be empty). --backend and --save-params do not apply.\n\nflags:\n%s",
                     run_flags_help().c_str());
-        return 0;
+        return kExitOk;
       }
-      return cmd_export(rest);
-    }
-    if (args[0] == "backends") return cmd_backends(rest);
-    if (args[0] == "devices") return cmd_devices(rest);
-    if (args[0] == "launcher") return cmd_launcher(rest);
-    if (args[0] == "version" || args[0] == "--version") {
+      code = cmd_export(rest);
+    } else if (args[0] == "backends") {
+      code = cmd_backends(rest);
+    } else if (args[0] == "devices") {
+      code = cmd_devices(rest);
+    } else if (args[0] == "launcher") {
+      code = cmd_launcher(rest);
+    } else if (args[0] == "version" || args[0] == "--version") {
       std::printf("trainbench %s\n", TB_VERSION_STRING);
-      return 0;
+    } else {
+      return fail(kExitBadInput, "unknown command '" + args[0] +
+                                     "' (allowed: run, suite, export, backends, devices, launcher, version)");
     }
-    std::fprintf(stderr, "trainbench: unknown command '%s' (allowed: run, suite, export, backends, devices, launcher, version)\n",
-                 args[0].c_str());
-    return 2;
+    end_job();
+    return code;
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "trainbench: %s\n", e.what());
-    return finish(2, e.what());
+    return fail(kExitBadInput, e.what());
   } catch (const DataError& e) {
-    std::fprintf(stderr, "trainbench: --dataset: %s\n", e.what());
-    return finish(2, e.what());
+    return fail(kExitBadInput, std::string("--dataset: ") + e.what());
   } catch (const CsvError& e) {
-    std::fprintf(stderr, "trainbench: %s\n", e.what());
-    return finish(2, e.what());
+    return fail(kExitBadInput, e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "trainbench: error: %s\n", e.what());
-    return finish(1, e.what());
+    abort_multi_rank_job(std::string("error: ") + e.what());
+    return fail(kExitRunFailed, std::string("error: ") + e.what());
   }
 }

@@ -51,4 +51,29 @@ struct RunConfig {
 // Default workload name, e.g. "mlp-784x256x256x10-60k-b256".
 std::string default_workload_name(const RunConfig& c);
 
+// Knobs that change what a backend runs, beyond the workload. A backend declares
+// the ones it honours (BackendTraits::knobs); a knob set away from its default for a
+// backend that does not honour it makes the configuration a `skipped:` row, the same
+// in `run` and in suites (README "Flags a backend does not honour"). Settings that
+// change no result (--comm-timeout, a watchdog deadline) and grid axes (--threads,
+// --world-sizes: backends they do not apply to run once at 1) are not knobs.
+enum Knob : uint32_t {
+  kKnobTf32 = 1u << 0,           // --precision tf32
+  kKnobCudaGraph = 1u << 1,      // --cuda-graph
+  kKnobHostPlacement = 1u << 2,  // --data-placement host
+  kKnobDevice = 1u << 3,         // --device N (N != 0)
+  kKnobDpDevices = 1u << 4,      // --devices I,J,...
+  kKnobDpMode = 1u << 5,         // --dp-mode persistent
+  kKnobBucket = 1u << 6,         // --bucket-mb X (X != 25)
+  kKnobNoOverlap = 1u << 7,      // --no-overlap
+  kKnobDeterministic = 1u << 8,  // --deterministic
+};
+
+struct KnobDef {
+  uint32_t bit;
+  const char* flag;                  // as the user types it, e.g. "--cuda-graph"
+  bool (*is_set)(const RunConfig&);  // set away from its default
+};
+const std::vector<KnobDef>& knob_defs();
+
 }  // namespace tb

@@ -57,12 +57,34 @@ std::string check_data_fits(const RunConfig& c, const Dataset& data) {
   return "";
 }
 
-RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const RunIdentity& id, Progress& progress_in) {
+RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job, const RunIdentity& id,
+                             Progress& progress_in, RowSink& sink) {
   RunOutcome out;
   RunConfig c = cfg;
   c.data.n = data.n;  // file datasets learn their size on load
-  const bool ddp = multi_process(c.backend);
+  if (job.multi_rank()) c.world_size = job.size();  // under `run`, mpirun's -np decides
   const Backend* backend = find_backend(c.backend);
+  const BackendTraits traits = backend->traits();
+  const auto emit = [&](const ResultRow& row, const std::vector<CurvePoint>& curve) {
+    if (job.root()) sink.add(row, curve);
+    out.rows.push_back(row);
+  };
+  // Decided before anything is allocated, the same on every rank.
+  if (const std::string why = backend->unsupported(c); !why.empty()) {
+    emit(status_row(c, id, "skipped: " + why), {});
+    return out;
+  }
+  const auto fail = [&](const std::string& why, bool local) {
+    progress_in.finish();
+    out.failed = true;
+    out.local_failure = local;
+    out.failure = one_line("failed: " + why);
+    emit(status_row(c, id, out.failure), {});
+    return out;
+  };
+  if (data.subset && !traits.multi_process()) {
+    return fail("internal: " + c.backend + " was given a rank's subset of the dataset", false);
+  }
   TrainOptions opt;
   opt.model = c.model;
   opt.batch = c.batch;
@@ -80,32 +102,10 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
   opt.cuda_graph = c.cuda_graph;
   opt.dp_devices = c.dp_devices;
   opt.dp_persistent = c.dp_mode == "persistent";
-  const Availability av = backend->availability_for(opt);
-  if (!av.ok) {
-    out.rows.push_back(status_row(c, id, "skipped: " + av.reason));
-    return out;
-  }
-  const bool gpu_backend = c.backend.rfind("cuda", 0) == 0;
-  if (c.precision == "tf32" && !gpu_backend) {
-    out.rows.push_back(status_row(c, id, "skipped: precision tf32 applies to CUDA backends only"));
-    return out;
-  }
-  const auto fail = [&](const std::string& why) {
-    progress_in.finish();
-    out.rows.push_back(status_row(c, id, "failed: " + why));
-    out.failed = true;
-    return out;
-  };
-  if (data.subset && !ddp) {
-    out.rows.push_back(status_row(c, id, "failed: internal: " + c.backend + " was given a rank's subset of the dataset"));
-    out.failed = true;
-    return out;
-  }
   try {
-    std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt);
-    out.root = trainer->is_root();
+    std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt, job);
     Progress silent(false);
-    Progress& progress = out.root ? progress_in : silent;  // one progress line per job, from rank 0
+    Progress& progress = job.root() ? progress_in : silent;  // one progress line per job, from rank 0
 
     // Epoch orders are computed once, outside the timed region; every repetition
     // (and every backend) visits the same rows in the same order. A process holding
@@ -115,11 +115,11 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
     if (data.subset) {
       for (std::vector<int64_t>& o : orders) to_local_rows(data, &o);
     }
-    if (ddp) {  // every rank checks, all agree: a rank alone cannot fail while the others wait
-      const std::string missing = missing_rows(c, data, orders, trainer->rank(), trainer->world_size());
+    if (job.multi_rank()) {  // every rank checks, all agree: a rank alone cannot fail while the others wait
+      const std::string missing = missing_rows(c, data, orders, job.rank(), job.size());
       if (!missing.empty()) std::fprintf(stderr, "trainbench: internal: %s\n", missing.c_str());
-      if (!trainer->all_ranks_ok(missing.empty())) {
-        return fail("internal: " + (missing.empty() ? std::string("a rank holds no copy of a row it reads (its message is on stderr)") : missing));
+      if (!job.all_ok(missing.empty())) {
+        return fail("internal: " + (missing.empty() ? std::string("a rank holds no copy of a row it reads (its message is on stderr)") : missing), false);
       }
     }
     const auto plan_for = [&](int64_t epoch) {
@@ -141,7 +141,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
       });
       if (r.nonfinite_step >= 0) {
         return fail("non-finite loss at epoch " + std::to_string(w + 1) + " step " +
-                    std::to_string(r.nonfinite_step + 1) + " (warm-up)");
+                    std::to_string(r.nonfinite_step + 1) + " (warm-up)", false);
       }
     }
     progress.finish();
@@ -152,6 +152,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
       progress.start(label + " rep " + std::to_string(rep + 1) + "/" + std::to_string(c.reps),
                      c.epochs * c.batches_per_epoch(), c.batch);
       double train_s = 0;
+      std::vector<CurvePoint> curve;
       for (int64_t e = 0; e < c.epochs; ++e) {
         Stopwatch sw;
         const EpochResult r = trainer->train_epoch(plan_for(e), [&](int64_t s, double loss) {
@@ -160,25 +161,34 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
         train_s += sw.seconds();
         if (r.nonfinite_step >= 0) {
           return fail("non-finite loss at epoch " + std::to_string(e + 1) + " step " +
-                      std::to_string(r.nonfinite_step + 1));
+                      std::to_string(r.nonfinite_step + 1), false);
         }
-        out.curves.push_back({rep, e + 1, r.mean_loss});
+        curve.push_back({rep, e + 1, r.mean_loss});
       }
       progress.finish();
-      train_s = trainer->max_over_ranks(train_s);  // a job is as slow as its slowest rank
-      const PhaseTimes ph = trainer->take_phase_times();
+      // Job-wide figures: a job is as slow as its slowest rank, and so is each phase.
+      PhaseTimes ph = trainer->take_phase_times();
+      double slowest[7] = {train_s, ph.transfer_s, ph.forward_s, ph.backward_s, ph.comm_s, ph.optimizer_s,
+                           trainer->allreduce_busy_s()};
+      job.max(slowest, 7);
+      train_s = slowest[0];
+      ph = PhaseTimes{slowest[1], slowest[2], slowest[3], slowest[4], slowest[5]};
+      const double busy_s = slowest[6];
       const EvalResult ev = trainer->evaluate();  // untimed, whole training set
-      if (!std::isfinite(ev.loss)) return fail("non-finite final loss after training");
+      if (!std::isfinite(ev.loss)) return fail("non-finite final loss after training", false);
       // float64 can carry a diverged run far past what float32 can hold: call it what it is.
       if (ev.loss > std::numeric_limits<float>::max()) {
-        return fail("diverged: final loss " + std::to_string(ev.loss) + " exceeds the float32 range");
+        return fail("diverged: final loss " + std::to_string(ev.loss) + " exceeds the float32 range", false);
       }
-      const double checksum = param_checksum(trainer->params());
-      if (!std::isfinite(checksum)) return fail("non-finite parameters after training");
+      const std::vector<float> params = trainer->params();
+      // Data-parallel ranks must end with identical parameters.
+      if (const std::string why = job.params_disagree(params); !why.empty()) return fail(why, false);
+      const double checksum = param_checksum(params);
+      if (!std::isfinite(checksum)) return fail("non-finite parameters after training", false);
       ResultRow row = base_row(c, id);
       row.dataset_desc = data.description;
       row.precision = trainer->precision();
-      row.world_size = trainer->world_size();
+      row.world_size = job.size() * trainer->replicas();
       row.devices = trainer->devices();
       row.repetition = rep;
       row.has_metrics = true;
@@ -190,28 +200,24 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, const Ru
       row.transfer_s = ph.transfer_s;
       row.comm_s = ph.comm_s;
       row.allreduce_bytes_per_step = trainer->allreduce_bytes_per_step();
-      if (row.world_size > 1 && trainer->allreduce_busy_s() > 0) {
+      if (row.world_size > 1 && busy_s > 0) {
         // busbw = 2(n-1)/n x bytes / t per all-reduce, t = time inside all-reduce calls.
         const double n = row.world_size;
         row.comm_busbw_gbps = 2 * (n - 1) / n * static_cast<double>(row.allreduce_bytes_per_step) *
-                              static_cast<double>(trainer->allreduce_steps()) / trainer->allreduce_busy_s() / 1e9;
+                              static_cast<double>(trainer->allreduce_steps()) / busy_s / 1e9;
       }
       row.final_loss = ev.loss;
       row.final_accuracy = ev.accuracy;
       row.param_checksum = checksum;
       row.peak_host_mem_bytes = peak_rss_bytes();
       row.peak_device_mem_bytes = trainer->peak_device_mem_bytes();
-      out.rows.push_back(row);
-      if (rep + 1 == c.reps && !c.save_params.empty() && out.root) write_params_file(c.save_params, trainer->params());
+      if (rep + 1 == c.reps && !c.save_params.empty() && job.root()) write_params_file(c.save_params, params);
+      emit(row, curve);
     }
   } catch (const std::bad_alloc&) {
-    RunOutcome o = fail("out of host memory");
-    o.local_failure = true;
-    return o;
+    return fail("out of host memory", true);
   } catch (const std::exception& e) {
-    RunOutcome o = fail(e.what());
-    o.local_failure = true;
-    return o;
+    return fail(e.what(), true);
   }
   return out;
 }

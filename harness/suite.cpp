@@ -17,6 +17,9 @@
 
 #include "harness/backend.h"
 #include "harness/csv_writer.h"
+#include "harness/exit_codes.h"
+#include "harness/rank_data.h"
+#include "harness/result_files.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/mpi_launch.h"
@@ -24,13 +27,6 @@
 
 namespace tb {
 namespace {
-
-std::vector<std::string> tokens(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> t;
-  for (std::string w; in >> w;) t.push_back(w);
-  return t;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
@@ -102,17 +98,6 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
   }
 }
 
-std::vector<std::string> read_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
-
 // The summary's view of rows a worker wrote: status, repetition and the metrics.
 std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const RunConfig& c, const RunIdentity& id) {
   const std::vector<std::string> header = results_header();
@@ -140,10 +125,11 @@ std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const R
 }
 
 // Runs configuration `index` of the suite under `mpirun -np world_size` (the
-// internal `suite-worker` command) and reads back the rows rank 0 wrote. A job
-// that dies without rows becomes one `failed:` row naming the exit status.
+// internal `suite-worker` command, run_suite_worker below); rank 0 writes its rows
+// into a scratch folder, appended here to the suite's files. A job that dies
+// without rows becomes one `failed:` row naming the exit status.
 RunOutcome run_multi_process(const std::string& suite_path, size_t index, const RunConfig& c, const RunIdentity& id,
-                             const std::string& out_dir) {
+                             const std::string& out_dir, ResultFiles& files) {
   RunOutcome o;
   const std::string dir = out_dir + "/.worker-" + std::to_string(index);
   std::filesystem::remove_all(dir);
@@ -154,108 +140,69 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
                                              id.timestamp, dir},
                               out_dir + "/log.txt");
   } catch (const std::exception& e) {
-    o.rows.push_back(status_row(c, id, std::string("failed: ") + e.what()));
+    o.failure = std::string("failed: ") + e.what();
     o.failed = true;
+    o.rows.push_back(status_row(c, id, o.failure));
+    files.add(o.rows.back(), {});
     return o;
   }
-  o.row_lines = read_lines(dir + "/results.csv");
-  o.curve_lines = read_lines(dir + "/curves.csv");
-  o.rows = parse_rows(o.row_lines, c, id);
+  const std::vector<std::string> row_lines = read_data_lines(dir + "/results.csv");
+  files.add_lines(row_lines, read_data_lines(dir + "/curves.csv"));
+  o.rows = parse_rows(row_lines, c, id);
   std::filesystem::remove_all(dir);
   for (const ResultRow& r : o.rows) o.failed |= r.status.rfind("failed", 0) == 0;
   if (o.rows.empty()) {
     o.failed = true;
     o.rows.push_back(status_row(c, id, "failed: mpirun -np " + std::to_string(c.world_size) + " exited with status " +
                                            std::to_string(status) + " (see log.txt)"));
+    files.add(o.rows.back(), {});
   }
   return o;
 }
 
-// cuda-ddp launched by the suite on this node: too few GPUs for its ranks is a skip
-// (as a missing GPU is), not a failure. "" when it can run, or when ranks may be
-// spread over nodes by a custom launcher.
+// A backend whose ranks need a GPU each, launched by the suite on this node: too
+// few GPUs for its ranks is a skip (as a missing GPU is), not a failure. "" when it
+// can run, or when ranks may be spread over nodes by a custom launcher.
 std::string gpus_short_for(const RunConfig& c) {
-  if (c.backend != "cuda-ddp" || !launch_is_single_node()) return "";
+  if (!traits_of(c.backend).one_gpu_per_rank || !launch_is_single_node()) return "";
   const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
   if (!g.usable) return "";  // the backend's own availability says why
   return one_gpu_per_rank_shortfall(static_cast<int>(g.gpus.size()), c.world_size);
 }
 
-}  // namespace
-
-namespace {
-
-constexpr int kMaxIncludeDepth = 8;
-
-std::vector<SuiteEntry> parse_suite_at(const std::string& path, int depth) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(path + ": cannot open suite file: " + std::strerror(errno));
-  std::vector<SuiteEntry> entries;
-  RunFlags defaults;
-  std::string line;
-  for (int no = 1; std::getline(in, line); ++no) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    const auto colon = line.find(':');
-    std::vector<std::string> head = tokens(line.substr(0, colon == std::string::npos ? line.size() : colon));
-    if (head.empty()) continue;
-    const std::string where = path + ":" + std::to_string(no) + ": ";
-    if (colon == std::string::npos || head.size() != 1) {
-      throw UsageError(where + "expected 'NAME: --flag value ...' or 'defaults: --flag value ...'");
-    }
-    try {
-      if (head[0] == "include") {
-        const std::vector<std::string> rest = tokens(line.substr(colon + 1));
-        if (rest.size() != 1) throw UsageError("include: expected one suite file name");
-        if (depth >= kMaxIncludeDepth) {
-          throw UsageError("include: more than " + std::to_string(kMaxIncludeDepth) + " levels (a file includes itself?)");
-        }
-        const std::filesystem::path inc = std::filesystem::path(path).parent_path() / rest[0];
-        std::vector<SuiteEntry> more = parse_suite_at(inc.string(), depth + 1);
-        entries.insert(entries.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-        continue;
-      }
-      if (head[0] == "defaults") {
-        parse_run_flags(tokens(line.substr(colon + 1)), true, &defaults);
-        continue;
-      }
-      SuiteEntry e{head[0], path, no, defaults};
-      e.flags.config.workload = head[0];
-      parse_run_flags(tokens(line.substr(colon + 1)), true, &e.flags);
-      if (!e.flags.out.empty()) throw UsageError("--out is not allowed in a suite (use `suite --out DIR`)");
-      validate_run_flags(&e.flags);
-      entries.push_back(std::move(e));
-    } catch (const UsageError& err) {
-      throw UsageError(where + err.what());
-    }
-  }
-  if (entries.empty()) throw UsageError(path + ": no entries (expected lines like 'NAME: --model linear ...')");
-  return entries;
-}
+// Rows and curves of one configuration go to the suite's files as they are made.
+struct SuiteSink final : RowSink {
+  explicit SuiteSink(ResultFiles& f) : files(f) {}
+  void add(const ResultRow& row, const std::vector<CurvePoint>& curve) override { files.add(row, curve); }
+  ResultFiles& files;
+};
 
 }  // namespace
 
-std::vector<SuiteEntry> parse_suite(const std::string& path) { return parse_suite_at(path, 0); }
-
-std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries) {
-  std::vector<RunConfig> configs;
-  for (const SuiteEntry& e : entries) {
-    for (const std::string& b : e.flags.backends) {
-      std::vector<int> threads = uses_cpu_threads(b) ? e.flags.threads : std::vector<int>{1};
-      std::sort(threads.begin(), threads.end());
-      threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
-      const std::vector<int> worlds = multi_process(b) ? e.flags.world_sizes : std::vector<int>{1};
-      for (int w : worlds) {
-        for (int t : threads) {
-          RunConfig c = e.flags.config;
-          c.backend = b;
-          c.threads = t;
-          c.world_size = w;
-          configs.push_back(c);
-        }
-      }
-    }
-  }
-  return configs;
+int run_suite_worker(const std::vector<std::string>& a) {
+  if (a.size() != 5) throw UsageError("suite-worker: internal command (FILE INDEX RUN_ID TIMESTAMP DIR)");
+  const std::vector<RunConfig> configs = expand_suite(parse_suite(a[0]));
+  const size_t index = std::stoul(a[1]);
+  if (index >= configs.size()) throw UsageError("suite-worker: INDEX out of range");
+  const RunConfig& c = configs[index];
+  Job job = make_job(traits_of(c.backend).multi_process(), c.comm_timeout_s);
+  RunIdentity id = make_run_identity();
+  id.run_id = a[2];
+  id.timestamp = a[3];
+  const Dataset data = load_rank_dataset(c, job.rank(), job.size());
+  if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
+  std::unique_ptr<ResultFiles> files;
+  if (job.root()) files = std::make_unique<ResultFiles>(a[4] + "/results.csv", a[4] + "/curves.csv");
+  struct Nothing final : RowSink {
+    void add(const ResultRow&, const std::vector<CurvePoint>&) override {}
+  } nothing;
+  Progress silent(false);
+  SuiteSink to_files(*files);
+  const RunOutcome o =
+      run_configuration(c, data, job, id, silent, files ? static_cast<RowSink&>(to_files) : nothing);
+  if (!o.failed) return kExitOk;
+  if (o.local_failure && job.multi_rank()) job.abort(o.failure);
+  return kExitRunFailed;
 }
 
 int run_suite(const std::string& path, std::string out_dir, const std::string& command_line) {
@@ -281,14 +228,15 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   if (ec || !std::filesystem::is_directory(out_dir)) {
     throw CsvError("--out: cannot create directory '" + out_dir + "': " + ec.message());
   }
-  CsvWriter results(out_dir + "/results.csv", results_header());
-  CsvWriter curves(out_dir + "/curves.csv", curves_header());
+  ResultFiles files(out_dir + "/results.csv", out_dir + "/curves.csv");
   write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed));
   std::FILE* log = std::fopen((out_dir + "/log.txt").c_str(), "a");
   if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_guard(log, &std::fclose);
 
   Progress progress(Progress::auto_enabled());
+  Job job;  // the suite process itself is rank 0 of 1; multi-process entries run in their own job
+  SuiteSink sink(files);
   std::vector<ResultRow> all;
   bool any_failed = false;
   // Consecutive configurations of one entry share a dataset: load it once.
@@ -313,33 +261,35 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     }
     std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
                  c.threads);
+    const Backend* backend = find_backend(c.backend);
     RunOutcome o;
-    std::string misfit = data ? check_data_fits(c, *data) : "";
-    if (!data) {
-      o.rows.push_back(status_row(c, id, "failed: " + data_error));
-      o.failed = true;
+    const auto status_only = [&](const std::string& status) {
+      o.rows.push_back(status_row(c, id, status));
+      o.failed = status.rfind("failed", 0) == 0;
+      files.add(o.rows.back(), {});
+    };
+    const std::string misfit = data ? check_data_fits(c, *data) : "";
+    std::string skip = backend->unsupported(c);
+    if (skip.empty()) skip = gpus_short_for(c);
+    if (!skip.empty()) {
+      status_only("skipped: " + skip);
+    } else if (!data) {
+      status_only("failed: " + data_error);
     } else if (!misfit.empty()) {
-      o.rows.push_back(status_row(c, id, "failed: " + misfit));
-      o.failed = true;
-    } else if (const std::string short_of = gpus_short_for(c); !short_of.empty()) {
-      o.rows.push_back(status_row(c, id, "skipped: " + short_of));
-    } else if (multi_process(c.backend) && find_backend(c.backend)->availability().ok) {
+      status_only("failed: " + misfit);
+    } else if (backend->traits().multi_process()) {
       // The ranks make their own rows: free this process's copy while they run.
       data.reset();
       cached_key.clear();
-      o = run_multi_process(path, i, c, id, out_dir);
+      o = run_multi_process(path, i, c, id, out_dir, files);
     } else {
-      o = run_configuration(c, *data, id, progress);
+      o = run_configuration(c, *data, job, id, progress, sink);
     }
-    for (const std::string& line : o.row_lines) results.append_line(line);
-    for (const std::string& line : o.curve_lines) curves.append_line(line);
     for (const ResultRow& r : o.rows) {
-      if (o.row_lines.empty()) results.append(result_fields(r));
       std::fprintf(log, "  rep %lld: %s samples/s=%.4g final_loss=%.6g\n", static_cast<long long>(r.repetition),
                    r.status.c_str(), r.samples_per_s, r.final_loss);
       if (r.status.rfind("failed", 0) == 0) std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());
     }
-    for (const CurvePoint& p : o.curves) curves.append(curve_fields(o.rows.front(), p));
     std::fflush(log);
     any_failed |= o.failed;
     all.insert(all.end(), o.rows.begin(), o.rows.end());
@@ -347,7 +297,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   print_summary(all, stdout);
   print_summary(all, log);
   std::printf("\nresults: %s/results.csv (env.json, curves.csv, log.txt beside it)\n", out_dir.c_str());
-  return any_failed ? 1 : 0;
+  return any_failed ? kExitRunFailed : kExitOk;
 }
 
 }  // namespace tb

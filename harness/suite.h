@@ -33,4 +33,9 @@ std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries);
 // 0 all rows ok or skipped, 1 some row failed. Throws UsageError/CsvError on bad input.
 int run_suite(const std::string& path, std::string out_dir, const std::string& command_line);
 
+// `suite-worker FILE INDEX RUN_ID TIMESTAMP DIR` (internal): one multi-process
+// configuration of a suite, as one rank of the job the suite started under mpirun;
+// rank 0 writes DIR/results.csv and DIR/curves.csv. Returns the exit code.
+int run_suite_worker(const std::vector<std::string>& args);
+
 }  // namespace tb

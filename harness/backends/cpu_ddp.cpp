@@ -59,32 +59,19 @@ class CpuDdpTrainer final : public StepTrainer {
   }
   std::vector<float> params() const override { return model_.params(); }
   std::string precision() const override { return "fp32"; }
-  int world_size() const override { return comm_->size(); }
-  bool is_root() const override { return comm_->rank() == 0; }
-  int rank() const override { return comm_->rank(); }
-  bool all_ranks_ok(bool ok) override { return tb::all_ranks_ok(*comm_, ok); }
   int64_t allreduce_bytes_per_step() const override {
     return static_cast<int64_t>(model_.layout().total * sizeof(float));
   }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
 
-  double max_over_ranks(double seconds) override {
-    comm_->allreduce_max(&seconds, 1);
-    return seconds;
-  }
-
   PhaseTimes take_phase_times() override {
-    PhaseTimes t = StepTrainer::take_phase_times();
-    double v[5] = {t.transfer_s, t.forward_s, t.backward_s, t.comm_s, t.optimizer_s};
-    comm_->allreduce_max(v, 5);
-    double busy = busy_s_;
-    comm_->allreduce_max(&busy, 1);
-    last_busy_s_ = busy;
+    // This rank's own figures: the runner takes the maximum over ranks.
+    last_busy_s_ = busy_s_;
     last_busy_steps_ = busy_steps_;
     busy_s_ = 0;
     busy_steps_ = 0;
-    return PhaseTimes{v[0], v[1], v[2], v[3], v[4]};
+    return StepTrainer::take_phase_times();
   }
 
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
@@ -107,7 +94,6 @@ class CpuDdpTrainer final : public StepTrainer {
     }
     double sums[2] = {loss_sum, static_cast<double>(hits)};
     comm_->allreduce_sum(sums, 2);
-    check_ranks_agree(*comm_, model_.params());
     EvalResult e;
     e.loss = sums[0] / static_cast<double>(data_.n);
     if (data_.task == Task::kClassification) e.accuracy = sums[1] / static_cast<double>(data_.n);
@@ -274,9 +260,25 @@ class CpuDdpBackend final : public Backend {
  public:
   std::string name() const override { return "cpu-ddp"; }
   std::string description() const override { return "N processes x T threads, MPI, DDP semantics"; }
+  BackendTraits traits() const override {
+    BackendTraits t;
+    t.parallelism = Parallelism::kDistributed;
+    t.cpu_threads = true;
+    t.knobs = kKnobBucket | kKnobNoOverlap | kKnobDeterministic;
+    t.scaling_base = "cpu-omp";
+    return t;
+  }
   Availability availability() const override { return {true, ""}; }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
-    return std::make_unique<CpuDdpTrainer>(data, opt, mpi_world(opt.comm_timeout_s));
+  Availability availability_for(const RunConfig& c) const override {
+    if (c.deterministic && kLeaves % c.world_size != 0) {
+      return {false, "--deterministic: the world size " + std::to_string(c.world_size) + " does not divide the " +
+                         std::to_string(kLeaves) + " leaves of a batch"};
+    }
+    return {true, ""};
+  }
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job& job) const override {
+    if (!job.world()) throw std::logic_error("cpu-ddp needs an MPI job (make_job)");
+    return std::make_unique<CpuDdpTrainer>(data, opt, job.world());
   }
 };
 

@@ -69,8 +69,13 @@ class CpuOmpBackend final : public Backend {
  public:
   std::string name() const override { return "cpu-omp"; }
   std::string description() const override { return "CPU, OpenMP threads, float32, blocked GEMM + fused kernels"; }
+  BackendTraits traits() const override {
+    BackendTraits t;
+    t.cpu_threads = true;
+    return t;
+  }
   Availability availability() const override { return {true, ""}; }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
     return std::make_unique<CpuOmpTrainer>(data, opt);
   }
 };

@@ -194,17 +194,9 @@ class CudaTrainer final : public Trainer {
   std::string precision() const override { return opt_.precision; }
   std::string devices() const override { return devices_; }
   int64_t peak_device_mem_bytes() const override { return arena_.held_bytes(); }
-  int world_size() const override { return world_size_; }
-  bool is_root() const override { return rank_ == 0; }
-  int rank() const override { return rank_; }
-  bool all_ranks_ok(bool ok) override { return par_.world ? tb::all_ranks_ok(*par_.world, ok) : ok; }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
-  double max_over_ranks(double seconds) override {
-    if (par_.world) par_.world->allreduce_max(&seconds, 1);
-    return seconds;
-  }
 
   PhaseTimes take_phase_times() override {
     PhaseTimes t = phases_;
@@ -213,12 +205,6 @@ class CudaTrainer final : public Trainer {
     last_busy_steps_ = busy_steps_;
     busy_s_ = 0;
     busy_steps_ = 0;
-    if (par_.world) {  // the job's phases: max over ranks
-      double v[6] = {t.transfer_s, t.forward_s, t.backward_s, t.comm_s, t.optimizer_s, last_busy_s_};
-      par_.world->allreduce_max(v, 6);
-      t = PhaseTimes{v[0], v[1], v[2], v[3], v[4]};
-      last_busy_s_ = v[5];
-    }
     return t;
   }
 
@@ -329,7 +315,6 @@ class CudaTrainer final : public Trainer {
       par_.world->allreduce_sum(sums, 2);
       loss_sum = sums[0];
       hits = static_cast<unsigned long long>(sums[1]);
-      check_ranks_agree(*par_.world, params());
     }
     EvalResult e;
     e.loss = loss_sum / (static_cast<double>(data_.n) * loss_per_row_div_);
@@ -588,12 +573,18 @@ class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
   std::string description() const override { return "1 GPU, cuBLAS GEMMs + fused kernels"; }
+  BackendTraits traits() const override {
+    BackendTraits t;
+    t.device = DeviceKind::kGpu;
+    t.knobs = kKnobTf32 | kKnobCudaGraph | kKnobHostPlacement | kKnobDevice;
+    return t;
+  }
   Availability availability() const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
     return {true, ""};
   }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (opt.device < 0 || opt.device >= static_cast<int>(g.gpus.size())) {
       throw Error("--device: " + std::to_string(opt.device) + " is not a visible GPU (found " +

@@ -236,19 +236,28 @@ class CudaDdpBackend final : public Backend {
  public:
   std::string name() const override { return "cuda-ddp"; }
   std::string description() const override { return "N processes x 1 GPU, NCCL, DDP semantics"; }
+  BackendTraits traits() const override {
+    BackendTraits t;
+    t.device = DeviceKind::kGpu;
+    t.parallelism = Parallelism::kDistributed;
+    t.one_gpu_per_rank = true;
+    t.knobs = kKnobTf32 | kKnobHostPlacement | kKnobBucket | kKnobNoOverlap;
+    t.scaling_base = "cuda";
+    return t;
+  }
   Availability availability() const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
     return {true, ""};
   }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt_in) const override {
-    std::shared_ptr<Communicator> world = mpi_world(opt_in.comm_timeout_s);
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt_in, Job& job) const override {
+    std::shared_ptr<Communicator> world = job.world();
+    if (!world) throw std::logic_error("cuda-ddp needs an MPI job (make_job)");
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     TrainOptions opt = opt_in;
     std::vector<std::string> pci;
     for (const GpuInfo& d : g.gpus) pci.push_back(d.pci_bus_id);
     opt.device = gpu_for_rank(*world, pci);  // collective; refuses 2 ranks on one GPU
-    if (opt.deterministic) throw Error("--deterministic: implemented for cpu-ddp only");
     CudaParallel par;
     par.world = world;
     par.reducer = std::make_unique<NcclGradReducer>(*world, opt.device, opt);

@@ -157,7 +157,7 @@ class CudaDpTrainer final : public Trainer {
 
   std::string precision() const override { return opt_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
-  int world_size() const override { return slots_.size(); }
+  int replicas() const override { return static_cast<int>(slots_.size()); }
   // The busiest GPU: everything the slots on one physical device allocated.
   int64_t peak_device_mem_bytes() const override {
     int64_t most = 0;
@@ -463,27 +463,27 @@ class CudaDpBackend final : public Backend {
   std::string description() const override {
     return "1 process, N GPUs, torch.nn.DataParallel semantics (replicate, scatter, gather, reduce onto GPU 0)";
   }
+  BackendTraits traits() const override {
+    BackendTraits t;
+    t.device = DeviceKind::kGpu;
+    t.parallelism = Parallelism::kDataParallel;
+    t.knobs = kKnobTf32 | kKnobDpDevices | kKnobDpMode;
+    t.scaling_base = "cuda";
+    return t;
+  }
   // Without --devices the run needs two GPUs; a slot list (even 0,0 on one GPU) runs
   // on the GPUs it names.
-  Availability availability() const override { return availability_for(TrainOptions{}); }
-  Availability availability_for(const TrainOptions& opt) const override {
+  Availability availability() const override { return availability_for(RunConfig{}); }
+  Availability availability_for(const RunConfig& c) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
-    // Issue #5's wording, with the driver's reason when there is no GPU at all.
-    if (!g.usable && opt.dp_devices.empty()) return {false, "needs 2 GPUs, found 0: " + g.reason};
+    // With no GPU at all, the driver's reason.
+    if (!g.usable && c.dp_devices.empty()) return {false, "needs 2 GPUs, found 0: " + g.reason};
     if (!g.usable) return {false, g.reason};
-    const std::string why = dp_unavailable_reason(static_cast<int>(g.gpus.size()), opt.dp_devices);
+    const std::string why = dp_unavailable_reason(static_cast<int>(g.gpus.size()), c.dp_devices);
     if (!why.empty()) return {false, why};
     return {true, ""};
   }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
-    // Flags first: these need no GPU to refuse.
-    if (!opt.data_on_device) {
-      throw Error("--data-placement host: not supported by cuda-dp (the batch is scattered from GPU 0; use "
-                  "--data-placement device)");
-    }
-    if (opt.cuda_graph) {
-      throw Error("--cuda-graph: not supported by cuda-dp (a step spans several streams and GPUs)");
-    }
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) throw Error("cuda-dp: " + g.reason);
     return std::make_unique<CudaDpTrainer>(data, opt, resolve_slots(opt.dp_devices, static_cast<int>(g.gpus.size())));

@@ -144,8 +144,13 @@ class ReferenceBackend final : public Backend {
  public:
   std::string name() const override { return "reference"; }
   std::string description() const override { return "CPU, 1 thread, float64 plain loops: the oracle"; }
+  BackendTraits traits() const override {
+    BackendTraits t;
+    t.oracle = true;
+    return t;
+  }
   Availability availability() const override { return {true, ""}; }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
     return std::make_unique<ReferenceTrainer>(data, opt);
   }
 };

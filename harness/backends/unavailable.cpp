@@ -19,6 +19,7 @@ class UnavailableBackend final : public Backend {
 
   std::string name() const override { return name_; }
   std::string description() const override { return desc_; }
+  BackendTraits traits() const override { return traits_; }
 
   Availability availability() const override {
     if (min_gpus_ > 0) {
@@ -34,7 +35,7 @@ class UnavailableBackend final : public Backend {
     return {false, "not implemented in this version (" + issue_ + ")"};
   }
 
-  std::unique_ptr<Trainer> make_trainer(const Dataset&, const TrainOptions&) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset&, const TrainOptions&, Job&) const override {
     throw std::logic_error(name_ + " is unavailable: " + availability().reason);
   }
 
@@ -43,6 +44,9 @@ class UnavailableBackend final : public Backend {
   int min_gpus_;
   bool needs_mpi_;
   std::string issue_;
+
+ public:
+  BackendTraits traits_;  // TEMPORARY until the backend files always compile (merge of the model branch)
 };
 
 }  // namespace

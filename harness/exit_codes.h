@@ -1,0 +1,13 @@
+// harness/exit_codes.h — trainbench's exit status, one per cause (README "Exit codes").
+#pragma once
+
+namespace tb {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRunFailed = 1,   // a configuration failed or diverged; its `failed: why` row is written
+  kExitBadInput = 2,    // a bad flag, file or dataset: one line naming it, nothing written
+  kExitJobAborted = 3,  // a multi-process job was ended: a rank failed alone, died, or a collective timed out
+};
+
+}  // namespace tb

@@ -1,0 +1,73 @@
+// harness/job.cpp — see job.h.
+#include "harness/job.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "harness/exit_codes.h"
+#if defined(TB_HAVE_MPI)
+#include "harness/comm/mpi_session.h"
+#endif
+
+namespace tb {
+
+double Job::max(double v) {
+  if (world_) world_->allreduce_max(&v, 1);
+  return v;
+}
+
+void Job::max(double* v, int n) {
+  if (world_) world_->allreduce_max(v, n);
+}
+
+double Job::sum(double v) {
+  if (world_) world_->allreduce_sum(&v, 1);
+  return v;
+}
+
+bool Job::all_ok(bool ok) { return world_ ? all_ranks_ok(*world_, ok) : ok; }
+
+std::string Job::params_disagree(const std::vector<float>& params) {
+  if (!world_) return "";
+  try {
+    check_ranks_agree(*world_, params);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void Job::abort(const std::string& why) {
+  if (world_ && world_->size() > 1) world_->abort(kExitJobAborted, why);
+  std::fprintf(stderr, "trainbench: %s\n", why.c_str());
+  std::fflush(stderr);
+  std::_Exit(kExitJobAborted);
+}
+
+Job make_job(bool multi_process, double comm_timeout_s) {
+#if defined(TB_HAVE_MPI)
+  if (multi_process) return Job(mpi_world(comm_timeout_s));
+#else
+  (void)multi_process;
+  (void)comm_timeout_s;
+#endif
+  return Job();
+}
+
+void abort_multi_rank_job(const std::string& why) {
+#if defined(TB_HAVE_MPI)
+  if (!mpi_active()) return;
+  Job job(mpi_world(0));
+  if (job.multi_rank()) job.abort(why);
+#else
+  (void)why;
+#endif
+}
+
+void end_job() {
+#if defined(TB_HAVE_MPI)
+  mpi_finalize_if_initialised();
+#endif
+}
+
+}  // namespace tb
