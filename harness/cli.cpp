@@ -143,7 +143,7 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string&, bool, RunFlags* f) { f->config.shuffle = true; }},
       {"--drop-last", nullptr, "drop the last partial batch of each epoch (default: keep it, mean over its size)",
        [](const std::string&, bool, RunFlags* f) { f->config.drop_last = true; }},
-      {"--precision", "fp32|tf32", "arithmetic: fp32 (default); tf32 lets CUDA GEMMs use TF32",
+      {"--precision", "fp32|tf32", "arithmetic: fp32 (default); tf32 lets GPU GEMMs use TF32",
        [](const std::string& v, bool, RunFlags* f) {
          if (v != "fp32" && v != "tf32") bad("--precision", v, "allowed: fp32, tf32");
          f->config.precision = v;
@@ -153,34 +153,34 @@ const std::vector<FlagDef>& flag_table() {
          if (v.empty() || v.find_first_of(",\"\n") != std::string::npos) bad("--workload", v, "non-empty, no commas or quotes");
          f->config.workload = v;
        }},
-      {"--bucket-mb", "X", "multi-process: gradient bucket size in MiB, > 0 (default 25)",
+      {"--bucket-mb", "X", "gradient bucket size in MiB, > 0 (default 25)",
        [](const std::string& v, bool, RunFlags* f) { f->config.bucket_mb = parse_positive("--bucket-mb", v, false); }},
-      {"--no-overlap", nullptr, "multi-process: all-reduce after the backward pass instead of during it",
+      {"--no-overlap", nullptr, "all-reduce after the backward pass instead of during it",
        [](const std::string&, bool, RunFlags* f) { f->config.overlap = false; }},
       {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted (default 60)",
        [](const std::string& v, bool, RunFlags* f) { f->config.comm_timeout_s = parse_positive("--comm-timeout", v, false); }},
       {"--deterministic", nullptr,
-       "multi-process: reduce gradients of 12 fixed leaves of the batch in a fixed tree, so results are bitwise "
+       "reduce gradients of 12 fixed leaves of the batch in a fixed tree, so results are bitwise "
        "equal across runs and world sizes dividing 12 (slower)",
        [](const std::string&, bool, RunFlags* f) { f->config.deterministic = true; }},
-      {"--device", "N", "cuda: GPU index among the visible ones (CUDA_VISIBLE_DEVICES), default 0",
+      {"--device", "N", "GPU index among the visible ones (CUDA_VISIBLE_DEVICES), default 0",
        [](const std::string& v, bool, RunFlags* f) { f->config.device = static_cast<int>(parse_int("--device", v, 0)); }},
       {"--data-placement", "device|host",
-       "cuda: upload the dataset once (device, default) or stream each batch from pinned host memory (host)",
+       "upload the dataset once (device, default) or stream each batch from pinned host memory (host)",
        [](const std::string& v, bool, RunFlags* f) {
          if (v != "device" && v != "host") bad("--data-placement", v, "allowed: device, host");
          f->config.data_placement = v;
        }},
-      {"--cuda-graph", nullptr, "cuda: capture the training step once and replay it (removes launch overhead)",
+      {"--cuda-graph", nullptr, "capture the training step once and replay it (removes launch overhead)",
        [](const std::string&, bool, RunFlags* f) { f->config.cuda_graph = true; }},
-      {"--devices", "I,J,...", "cuda-dp: GPU slots to replicate over (default: all visible); repeats such as 0,0 "
+      {"--devices", "I,J,...", "GPU slots to replicate over (default: all visible); repeats such as 0,0 "
                                "run several replicas on one GPU",
        [](const std::string& v, bool, RunFlags* f) {
          f->config.dp_devices.clear();
          for (const std::string& d : split(v, ',')) f->config.dp_devices.push_back(static_cast<int>(parse_int("--devices", d, 0)));
        }},
       {"--dp-mode", "faithful|persistent",
-       "cuda-dp: replicate the model from GPU 0 every step (faithful, as torch.nn.DataParallel) or keep replicas "
+       "replicate the model from GPU 0 every step (faithful, as torch.nn.DataParallel) or keep replicas "
        "and broadcast only the updated parameters (persistent)",
        [](const std::string& v, bool, RunFlags* f) {
          if (v != "faithful" && v != "persistent") bad("--dp-mode", v, "allowed: faithful, persistent");
@@ -194,7 +194,7 @@ const std::vector<FlagDef>& flag_table() {
        }},
       {"--save-params", "FILE", "run: write the final parameters of the last repetition (float32, see params_file.h)",
        [](const std::string& v, bool, RunFlags* f) { f->config.save_params = v; }},
-      {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.env.json); default: stdout",
+      {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json); default: stdout",
        [](const std::string& v, bool, RunFlags* f) { f->out = v; }},
   };
   return table;
@@ -294,14 +294,33 @@ void validate_run_flags(RunFlags* f) {
   if (c.workload.empty()) c.workload = default_workload_name(c);
 }
 
+// "[cuda, cuda-ddp]": the backends that honour a knob flag (from their traits), or ""
+// for flags every backend honours.
+static std::string applies_to(const char* flag) {
+  for (const KnobDef& k : knob_defs()) {
+    const std::string f = k.flag;
+    if (f.compare(0, f.find(' '), flag) != 0) continue;
+    std::string by;
+    for (const auto& b : all_backends()) {
+      if (b->traits().knobs & k.bit) by += (by.empty() ? "" : ", ") + b->name();
+    }
+    return " [" + by + "]";
+  }
+  return "";
+}
+
 std::string run_flags_help() {
   std::ostringstream os;
   for (const FlagDef& d : flag_table()) {
     std::string lhs = std::string(d.name) + (d.hint ? std::string(" ") + d.hint : "");
     os << "  " << lhs;
     for (size_t i = lhs.size(); i < 30; ++i) os << ' ';
-    os << ' ' << d.help << '\n';
+    os << ' ' << d.help << applies_to(d.name) << '\n';
   }
+  os << "\nA flag in [brackets] applies to those backends only; set for another backend, the run is a\n"
+        "`skipped: FLAG does not apply to BACKEND` row (exit 0). --comm-timeout matters to multi-process\n"
+        "backends only and changes no result. Exit codes: 0 ok, 1 a run failed (its row says why),\n"
+        "2 bad input (nothing written), 3 a multi-process job was aborted.\n";
   return os.str();
 }
 

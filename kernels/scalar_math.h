@@ -1,6 +1,6 @@
 // kernels/scalar_math.h — the per-element math every backend shares.
 // Templated on the value type so the float64 `reference`, the float32 `cpu-omp`
-// and (later) CUDA kernels evaluate literally the same expressions. Losses follow
+// and the CUDA kernels (kernels/cuda/*_kernels.cuh) evaluate literally the same expressions. Losses follow
 // PyTorch's definitions with mean reduction (MSELoss: mean over all B*O elements,
 // no 1/2 factor; CrossEntropyLoss: mean over B rows of -log softmax[label]).
 #pragma once

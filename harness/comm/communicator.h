@@ -1,7 +1,8 @@
-// harness/comm/communicator.h — the collectives a data-parallel trainer needs.
-// Written once against this interface, the DDP trainer runs over MPI on CPU
-// buffers (comm/mpi_communicator.cpp) and, later, NCCL on device buffers. All
-// calls are collective: every rank calls them in the same order.
+// harness/comm/communicator.h — the host collectives of a multi-process job (MPI:
+// comm/mpi_communicator.cpp): the Job's reductions (harness/job.h), cpu-ddp's
+// gradient buckets, and the few scalars cuda-ddp exchanges (its device gradients go
+// through NCCL, harness/backends/). All calls are collective: every rank calls them
+// in the same order.
 #pragma once
 
 #include <cstdint>
