@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -25,12 +26,23 @@ struct FlagDef {
   throw UsageError(flag + ": invalid value '" + value + "' (" + allowed + ")");
 }
 
-int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_value) {
+// Upper bounds: far beyond any real run, low enough that no count wraps or runs "forever".
+constexpr int64_t kMaxCount = 1000000;        // --epochs, --warmup, --reps
+constexpr int64_t kMaxRows = int64_t{1} << 40;  // --samples, --batch
+constexpr int64_t kMaxWidth = int64_t{1} << 30; // one --layers size
+constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes
+constexpr int64_t kMaxDevice = 1023;          // --device, --devices entries
+
+// A 64-bit integer in [min_value, max_value], else a one-line error naming the flag and the range.
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_value,
+                  int64_t max_value = std::numeric_limits<int64_t>::max()) {
   int64_t x = 0;
   const char* end = v.data() + v.size();
   auto [p, ec] = std::from_chars(v.data(), end, x);
-  if (ec != std::errc() || p != end || x < min_value) {
-    bad(flag, v, "expected an integer >= " + std::to_string(min_value));
+  if (ec != std::errc() || p != end || x < min_value || x > max_value) {
+    bad(flag, v, max_value == std::numeric_limits<int64_t>::max()
+                     ? "expected an integer >= " + std::to_string(min_value)
+                     : "expected an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]");
   }
   return x;
 }
@@ -54,7 +66,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 int parse_threads(const std::string& v) {
   if (v == "all") return hardware_threads();
-  return static_cast<int>(parse_int("--threads", v, 1));
+  return static_cast<int>(parse_int("--threads", v, 1, kMaxThreads));
 }
 
 const std::vector<FlagDef>& flag_table() {
@@ -76,20 +88,20 @@ const std::vector<FlagDef>& flag_table() {
       {"--layers", "D,H,...,O", "layer widths, input first (linear: exactly D,O); default 64,1 or 784,256,256,10",
        [](const std::string& v, bool, RunFlags* f) {
          std::vector<int64_t> l;
-         for (const std::string& s : split(v, ',')) l.push_back(parse_int("--layers", s, 1));
+         for (const std::string& s : split(v, ',')) l.push_back(parse_int("--layers", s, 1, kMaxWidth));
          if (l.size() < 2) bad("--layers", v, "expected at least 2 positive sizes, e.g. 64,1");
          f->config.model.layers = l;
          f->layers_given = true;
        }},
       {"--samples", "N", "training rows (synthetic data; default 10000)",
        [](const std::string& v, bool, RunFlags* f) {
-         f->config.data.n = parse_int("--samples", v, 1);
+         f->config.data.n = parse_int("--samples", v, 1, kMaxRows);
          f->samples_given = true;
        }},
       {"--batch", "B", "global batch size (default 256)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.batch = parse_int("--batch", v, 1); }},
+       [](const std::string& v, bool, RunFlags* f) { f->config.batch = parse_int("--batch", v, 1, kMaxRows); }},
       {"--epochs", "E", "timed epochs per repetition (default 3)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.epochs = parse_int("--epochs", v, 1); }},
+       [](const std::string& v, bool, RunFlags* f) { f->config.epochs = parse_int("--epochs", v, 1, kMaxCount); }},
       {"--lr", "X", "SGD learning rate, finite and > 0 (default 0.01)",
        [](const std::string& v, bool, RunFlags* f) { f->config.lr = parse_positive("--lr", v, false); }},
       {"--momentum", "X", "SGD momentum in [0, 1) (default 0)",
@@ -111,9 +123,9 @@ const std::vector<FlagDef>& flag_table() {
          for (const std::string& t : lists ? split(v, ',') : std::vector<std::string>{v}) f->threads.push_back(parse_threads(t));
        }},
       {"--warmup", "W", "untimed warm-up epochs before the repetitions (default 1)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.warmup = parse_int("--warmup", v, 0); }},
+       [](const std::string& v, bool, RunFlags* f) { f->config.warmup = parse_int("--warmup", v, 0, kMaxCount); }},
       {"--reps", "R", "timed repetitions, one CSV row each (default 3)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.reps = parse_int("--reps", v, 1); }},
+       [](const std::string& v, bool, RunFlags* f) { f->config.reps = parse_int("--reps", v, 1, kMaxCount); }},
       {"--dataset", "SPEC", "synthetic | synthetic-regression | synthetic-classification | csv:PATH | idx:IMAGES,LABELS",
        [](const std::string& v, bool, RunFlags* f) {
          DatasetSpec d;
@@ -164,7 +176,7 @@ const std::vector<FlagDef>& flag_table() {
        "equal across runs and world sizes dividing 12 (slower)",
        [](const std::string&, bool, RunFlags* f) { f->config.deterministic = true; }},
       {"--device", "N", "GPU index among the visible ones (CUDA_VISIBLE_DEVICES), default 0",
-       [](const std::string& v, bool, RunFlags* f) { f->config.device = static_cast<int>(parse_int("--device", v, 0)); }},
+       [](const std::string& v, bool, RunFlags* f) { f->config.device = static_cast<int>(parse_int("--device", v, 0, kMaxDevice)); }},
       {"--data-placement", "device|host",
        "upload the dataset once (device, default) or stream each batch from pinned host memory (host)",
        [](const std::string& v, bool, RunFlags* f) {
@@ -177,7 +189,7 @@ const std::vector<FlagDef>& flag_table() {
                                "run several replicas on one GPU",
        [](const std::string& v, bool, RunFlags* f) {
          f->config.dp_devices.clear();
-         for (const std::string& d : split(v, ',')) f->config.dp_devices.push_back(static_cast<int>(parse_int("--devices", d, 0)));
+         for (const std::string& d : split(v, ',')) f->config.dp_devices.push_back(static_cast<int>(parse_int("--devices", d, 0, kMaxDevice)));
        }},
       {"--dp-mode", "faithful|persistent",
        "replicate the model from GPU 0 every step (faithful, as torch.nn.DataParallel) or keep replicas "
@@ -190,7 +202,7 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool lists, RunFlags* f) {
          if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");
          f->world_sizes.clear();
-         for (const std::string& s : split(v, ',')) f->world_sizes.push_back(static_cast<int>(parse_int("--world-sizes", s, 1)));
+         for (const std::string& s : split(v, ',')) f->world_sizes.push_back(static_cast<int>(parse_int("--world-sizes", s, 1, kMaxThreads)));
        }},
       {"--save-params", "FILE", "run: write the final parameters of the last repetition (float32, see params_file.h)",
        [](const std::string& v, bool, RunFlags* f) { f->config.save_params = v; }},
@@ -309,14 +321,27 @@ static std::string applies_to(const char* flag) {
   return "";
 }
 
-std::string run_flags_help() {
+std::string run_flags_help(bool for_export) {
   std::ostringstream os;
   for (const FlagDef& d : flag_table()) {
+    const std::string name = d.name;
+    if (for_export) {
+      // export trains nothing: no backend, its knobs, ranks or outputs of a run.
+      if (name == "--backend" || name == "--save-params" || name == "--world-sizes" || name == "--comm-timeout" ||
+          !applies_to(d.name).empty()) {
+        continue;
+      }
+      if (name == "--out") {
+        os << "  --out DIR                      the folder to write (must not exist, or be empty)\n";
+        continue;
+      }
+    }
     std::string lhs = std::string(d.name) + (d.hint ? std::string(" ") + d.hint : "");
     os << "  " << lhs;
     for (size_t i = lhs.size(); i < 30; ++i) os << ' ';
     os << ' ' << d.help << applies_to(d.name) << '\n';
   }
+  if (for_export) return os.str();
   os << "\nA flag in [brackets] applies to those backends only; set for another backend, the run is a\n"
         "`skipped: FLAG does not apply to BACKEND` row (exit 0). --comm-timeout matters to multi-process\n"
         "backends only and changes no result. Exit codes: 0 ok, 1 a run failed (its row says why),\n"

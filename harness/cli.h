@@ -37,7 +37,9 @@ void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, Run
 void validate_run_flags(RunFlags* flags);
 
 // The `run` flag reference, for --help and the README.
-std::string run_flags_help();
+// The `run` flag reference, for --help and the README; for_export: the flags that
+// describe a workload only (`export --help`).
+std::string run_flags_help(bool for_export = false);
 
 int hardware_threads();
 

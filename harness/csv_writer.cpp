@@ -18,7 +18,7 @@ void write_all(int fd, const std::string& s, const std::string& path) {
     const ssize_t w = ::write(fd, s.data() + done, s.size() - done);
     if (w < 0) {
       if (errno == EINTR) continue;
-      throw CsvError(path + ": write failed: " + std::strerror(errno));
+      throw OutputError(path + ": write failed: " + std::strerror(errno));
     }
     done += static_cast<size_t>(w);
   }
@@ -81,10 +81,23 @@ CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& he
   }
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) throw CsvError(path + ": cannot open for writing: " + std::strerror(errno));
+  struct stat kind {};
+  if (::fstat(fd_, &kind) == 0 && !S_ISREG(kind.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw CsvError(path + ": not a regular file");
+  }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw CsvError(path + ": cannot stat: " + std::strerror(errno));
   if (st.st_size == 0) {  // new or empty file: start it with the header
-    write_all(fd_, head, path);
+    try {
+      write_all(fd_, head, path);
+    } catch (const OutputError&) {
+      if (::ftruncate(fd_, 0) != 0) {}  // no torn header left behind (best effort)
+      ::close(fd_);
+      fd_ = -1;
+      throw;
+    }
     return;
   }
   // An existing file is appended to only when it starts with exactly our header
@@ -114,8 +127,22 @@ void CsvWriter::append(const std::vector<std::string>& fields) {
     throw CsvError(path_ + ": internal error: row has " + std::to_string(fields.size()) + " fields, header " +
                    std::to_string(columns_));
   }
-  write_all(fd_, csv_line(fields), path_);
-  if (fd_ > STDERR_FILENO) ::fdatasync(fd_);
+  if (fd_ <= STDERR_FILENO) {
+    write_all(fd_, csv_line(fields), path_);
+    return;
+  }
+  // O_APPEND: the row lands at the end; remember where that was, to cut a torn row off.
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
+  try {
+    write_all(fd_, csv_line(fields), path_);
+    if (::fdatasync(fd_) != 0 && errno != EINVAL) {
+      throw OutputError(path_ + ": write failed: " + std::strerror(errno));
+    }
+  } catch (const OutputError& e) {
+    const bool cut = before >= 0 && ::ftruncate(fd_, before) == 0;
+    throw OutputError(std::string(e.what()) + (cut ? " (the file ends at its last complete row)"
+                                                   : " (and cutting the torn row off failed: check the file)"));
+  }
 }
 
 void CsvWriter::append_line(const std::string& line) {

@@ -10,7 +10,16 @@
 
 namespace tb {
 
+// A result file that does not fit (another header, not ending with a newline, a
+// directory): bad input, exit 2.
 class CsvError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Writing an output failed (a full disk, a file size limit, an I/O error): the file
+// was cut back to its last complete row; exit kExitIoError.
+class OutputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -32,6 +41,9 @@ class CsvWriter {
   CsvWriter(const CsvWriter&) = delete;
   CsvWriter& operator=(const CsvWriter&) = delete;
 
+  // Appends one row with one write(); if the write fails part-way (ENOSPC, EFBIG,
+  // EIO) the file is truncated back to its previous size and OutputError is thrown,
+  // so the file always ends with a whole row.
   void append(const std::vector<std::string>& fields);
   // Appends a line another CsvWriter with the same header produced (checked for width).
   void append_line(const std::string& line);

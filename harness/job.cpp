@@ -1,10 +1,13 @@
 // harness/job.cpp — see job.h.
 #include "harness/job.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include "harness/exit_codes.h"
+
+static_assert(tb::kExitJobAborted == 3, "job.h's default abort code");
 #if defined(TB_HAVE_MPI)
 #include "harness/comm/mpi_session.h"
 #endif
@@ -37,11 +40,20 @@ std::string Job::params_disagree(const std::vector<float>& params) {
   return "";
 }
 
-void Job::abort(const std::string& why) {
-  if (world_ && world_->size() > 1) world_->abort(kExitJobAborted, why);
+void Job::abort(const std::string& why, int code) {
+  if (world_ && world_->size() > 1) world_->abort(code, why);
   std::fprintf(stderr, "trainbench: %s\n", why.c_str());
   std::fflush(stderr);
-  std::_Exit(kExitJobAborted);
+  std::_Exit(code);
+}
+
+int launcher_world_size() {
+  const char* vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"};
+  for (const char* v : vars) {
+    if (const char* s = std::getenv(v)) return std::max(1, std::atoi(s));
+  }
+  if (std::getenv("SLURM_PROCID") && std::getenv("SLURM_NTASKS")) return std::max(1, std::atoi(std::getenv("SLURM_NTASKS")));
+  return 1;
 }
 
 Job make_job(bool multi_process, double comm_timeout_s) {
@@ -54,11 +66,11 @@ Job make_job(bool multi_process, double comm_timeout_s) {
   return Job();
 }
 
-void abort_multi_rank_job(const std::string& why) {
+void abort_multi_rank_job(const std::string& why, int code) {
 #if defined(TB_HAVE_MPI)
   if (!mpi_active()) return;
   Job job(mpi_world(0));
-  if (job.multi_rank()) job.abort(why);
+  if (job.multi_rank()) job.abort(why, code);
 #else
   (void)why;
 #endif

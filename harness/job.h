@@ -36,12 +36,18 @@ class Job {
   // compared over ranks), else a one-line reason.
   std::string params_disagree(const std::vector<float>& params);
 
-  // Ends the whole job now with kExitJobAborted, naming this rank; never returns.
-  [[noreturn]] void abort(const std::string& why);
+  // Ends the whole job now (exit `code`, by default kExitJobAborted), naming this
+  // rank; never returns.
+  [[noreturn]] void abort(const std::string& why, int code = 3);
 
  private:
   std::shared_ptr<Communicator> world_;
 };
+
+// Processes the launcher started this one among (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+// SLURM_NTASKS under srun), read from the environment without starting MPI; 1 when
+// not launched by mpirun/srun.
+int launcher_world_size();
 
 // The job this process belongs to for a backend: an MPI world for the multi-process
 // backends (initialising MPI; watchdog deadline comm_timeout_s), else rank 0 of 1.
@@ -49,7 +55,7 @@ Job make_job(bool multi_process, double comm_timeout_s);
 
 // Inside a multi-rank MPI job, ends it now like Job::abort (an error that escaped
 // to main() on this rank alone); otherwise returns.
-void abort_multi_rank_job(const std::string& why);
+void abort_multi_rank_job(const std::string& why, int code = 3);
 
 // Finalises MPI if it was started (end of main()).
 void end_job();

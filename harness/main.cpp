@@ -3,8 +3,10 @@
 // failed (its row says why); 2 bad input (one line naming the flag or file, nothing
 // written); 3 a multi-process job was aborted.
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,8 @@
 #include "harness/rank_data.h"
 #include "harness/runner.h"
 #include "harness/exit_codes.h"
+#include "harness/host_memory.h"
+#include "harness/interrupt.h"
 #include "harness/job.h"
 #include "harness/result_files.h"
 #include "harness/suite.h"
@@ -118,6 +122,31 @@ int cmd_devices(const std::vector<std::string>& args) {
   return 0;
 }
 
+// --out and --save-params are checked before anything trains: two outputs on one
+// path, a directory, or a folder that does not exist are bad input (exit 2).
+void check_outputs(const std::string& out, const std::string& save_params) {
+  namespace fs = std::filesystem;
+  const auto check = [](const std::string& flag, const std::string& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw UsageError(flag + ": '" + path + "' is a directory (expected a file)");
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      throw UsageError(flag + ": the folder '" + parent.string() + "' does not exist");
+    }
+  };
+  if (out != "-") check("--out", out);
+  if (save_params.empty()) return;
+  check("--save-params", save_params);
+  if (out != "-") {
+    std::error_code ec;
+    const fs::path a = fs::weakly_canonical(save_params, ec), b = fs::weakly_canonical(out, ec);
+    if (a == b || a == fs::weakly_canonical(out + ".env.json", ec)) {
+      throw UsageError("--save-params: '" + save_params + "' is also an output of --out (" + out +
+                       " and its .env.json); give them different paths");
+    }
+  }
+}
+
 int cmd_run(const std::vector<std::string>& args, const std::string& command_line) {
   if (wants_help(args)) {
     std::printf("usage: trainbench run [FLAGS]\n\nflags:\n%s", run_flags_help().c_str());
@@ -127,18 +156,29 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   parse_run_flags(args, /*allow_lists=*/false, &f);
   validate_run_flags(&f);
   const RunConfig& c = f.config;
+  const std::string out = f.out.empty() ? "-" : f.out;
+  check_outputs(out, c.save_params);
+  const int launched = launcher_world_size();
+  if (launched > 1 && !traits_of(c.backend).multi_process()) {
+    throw UsageError("--backend " + c.backend + ": a single-process backend started as " + std::to_string(launched) +
+                     " processes by mpirun/srun; run it without a launcher (or with -np 1)");
+  }
   Job job = job_for(c);
+  const RunIdentity id = make_run_identity();
+  std::unique_ptr<ResultFiles> files;  // rank 0 writes; opened before training: an unwritable file fails now
+  if (job.root()) files = std::make_unique<ResultFiles>(out, "");
+  // Too large for this host: a failed row before any data is made (every rank agrees).
+  const std::string short_of = host_memory_shortfall(c, job.size(), 1);
+  if (!job.all_ok(short_of.empty())) {
+    const std::string why = "failed: " + (short_of.empty() ? "another rank is out of host memory" : short_of);
+    if (files) files->add(status_row(c, id, why), {});
+    std::fprintf(stderr, "trainbench: %s\n", why.c_str());
+    return kExitRunFailed;
+  }
   // A DDP rank generates only its rows (rank_data.h). DataError -> exit 2, nothing written.
   const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
-
-  const RunIdentity id = make_run_identity();
-  const std::string out = f.out.empty() ? "-" : f.out;
-  std::unique_ptr<ResultFiles> files;  // rank 0 writes; opened before training: an unwritable file fails now
-  if (job.root()) {
-    files = std::make_unique<ResultFiles>(out, "");
-    if (out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
-  }
+  if (job.root() && out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
   // Each row is written as its repetition ends; with --out, one line each on stdout.
   struct Echo final : RowSink {
     ResultFiles* files = nullptr;
@@ -192,13 +232,17 @@ int cmd_suite(const std::vector<std::string>& args, const std::string& command_l
 
 int main(int argc, char** argv) {
   using namespace tb;
-  const std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() >= 2 && args[0] == "help") args = {args[1], "--help"};  // `help COMMAND` is `COMMAND --help`
   const std::string command_line = join_command_line(argc, argv);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || (args[0] == "help" && args.size() == 1)) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? kExitBadInput : kExitOk;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  // A file size limit (ulimit -f) is a failed write (EFBIG) that the CSV writer cuts
+  // back and reports, not a silent death by SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Bad input is bad input on every rank of a job (they all parse the same flags and
   // files), so each exits 2 by itself; any other error this process meets alone ends
   // the whole job (abort_multi_rank_job).
@@ -209,6 +253,9 @@ int main(int argc, char** argv) {
   };
   try {
     int code = kExitOk;
+    // A terminal's Ctrl-C or a scheduler's SIGTERM ends a run or suite cleanly
+    // (interrupt.h); MPI ranks keep the default action (their launcher ends them).
+    if ((args[0] == "run" && launcher_world_size() == 1) || args[0] == "suite") install_interrupt_handlers();
     if (args[0] == "run") {
       code = cmd_run(rest, command_line);
     } else if (args[0] == "suite-worker") {
@@ -220,8 +267,8 @@ int main(int argc, char** argv) {
         std::printf("usage: trainbench export [FLAGS] --out DIR\n\n"
                     "Writes DIR/data.bin, params.bin, workload.json (and orders.bin with --shuffle) for the\n"
                     "workload the `run` flags describe; nothing is trained (formats: harness/export.h).\n"
-                    "DIR must not exist (or be empty). --backend and --save-params do not apply.\n\nflags:\n%s",
-                    run_flags_help().c_str());
+                    "DIR must not exist (or be empty).\n\nflags:\n%s",
+                    run_flags_help(/*for_export=*/true).c_str());
         return kExitOk;
       }
       code = cmd_export(rest);
@@ -245,6 +292,11 @@ int main(int argc, char** argv) {
     return fail(kExitBadInput, std::string("--dataset: ") + e.what());
   } catch (const CsvError& e) {
     return fail(kExitBadInput, e.what());
+  } catch (const Interrupted& e) {
+    return fail(128 + e.signal(), e.what());
+  } catch (const OutputError& e) {
+    abort_multi_rank_job(e.what(), kExitIoError);
+    return fail(kExitIoError, e.what());
   } catch (const std::exception& e) {
     abort_multi_rank_job(std::string("error: ") + e.what());
     return fail(kExitRunFailed, std::string("error: ") + e.what());

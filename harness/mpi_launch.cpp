@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+
+#include "harness/interrupt.h"
 
 extern char** environ;
 
@@ -58,14 +61,37 @@ int run_under_mpirun(int np, const std::vector<std::string>& args, const std::st
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // The job runs in its own process group: a signal to the suite (a terminal's Ctrl-C
+  // or a scheduler's SIGTERM) is forwarded to the whole group (interrupt.h), and a
+  // job that outlives the grace period after it is killed with its ranks.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  const int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) throw std::runtime_error("cannot start " + argv_s[0] + ": " + std::strerror(rc));
+  set_child_process_group(pid);
+  if (interrupt_signal() != 0) ::kill(-pid, interrupt_signal());  // arrived while spawning
+  constexpr double kGraceS = 10;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  double since_signal = -1;
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, interrupt_signal() ? WNOHANG : 0);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) {
+      set_child_process_group(0);
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    if (interrupt_signal() == 0) continue;
+    if (since_signal < 0) since_signal = 0;
+    if (since_signal >= kGraceS) ::kill(-pid, SIGKILL);
+    ::usleep(50000);
+    since_signal += 0.05;
   }
+  set_child_process_group(0);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;

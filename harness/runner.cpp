@@ -7,7 +7,9 @@
 #include <limits>
 
 #include "harness/backend.h"
+#include "harness/csv_writer.h"
 #include "harness/host_info.h"
+#include "harness/interrupt.h"
 #include "harness/params_file.h"
 #include "harness/rank_data.h"
 
@@ -36,6 +38,8 @@ ResultRow base_row(const RunConfig& c, const RunIdentity& id) {
 
 ResultRow status_row(const RunConfig& c, const RunIdentity& id, const std::string& status) {
   ResultRow r = base_row(c, id);
+  // A row that never ran on a GPU names none (not "cpu").
+  if (const Backend* b = find_backend(c.backend); b && b->traits().device == DeviceKind::kGpu) r.devices = "";
   r.dataset_desc = c.data.kind;
   r.status = one_line(status);
   return r;
@@ -138,6 +142,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       progress.start(label + " warm-up", c.batches_per_epoch(), c.batch);
       const EpochResult r = trainer->train_epoch(plan_for(w), [&](int64_t s, double loss) {
         progress.step(w + 1, c.warmup, s, c.batches_per_epoch(), loss);
+        throw_if_interrupted();
       });
       if (r.nonfinite_step >= 0) {
         return fail("non-finite loss at epoch " + std::to_string(w + 1) + " step " +
@@ -147,6 +152,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     progress.finish();
 
     for (int64_t rep = 0; rep < c.reps; ++rep) {
+      throw_if_interrupted();
       trainer->set_params(init);
       trainer->take_phase_times();  // discard warm-up / previous repetition
       progress.start(label + " rep " + std::to_string(rep + 1) + "/" + std::to_string(c.reps),
@@ -157,6 +163,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
         Stopwatch sw;
         const EpochResult r = trainer->train_epoch(plan_for(e), [&](int64_t s, double loss) {
           progress.step(e + 1, c.epochs, s, c.batches_per_epoch(), loss);
+          throw_if_interrupted();
         });
         train_s += sw.seconds();
         if (r.nonfinite_step >= 0) {
@@ -214,6 +221,11 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       if (rep + 1 == c.reps && !c.save_params.empty() && job.root()) write_params_file(c.save_params, params);
       emit(row, curve);
     }
+  } catch (const OutputError&) {
+    throw;  // results cannot be written: nothing to record a row in (main exits kExitIoError)
+  } catch (const Interrupted&) {
+    progress_in.finish();
+    throw;  // SIGINT/SIGTERM: the finished repetitions' rows are written; the caller exits 128 + signal
   } catch (const std::bad_alloc&) {
     return fail("out of host memory", true);
   } catch (const std::exception& e) {

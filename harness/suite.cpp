@@ -1,7 +1,10 @@
 // harness/suite.cpp — parse, expand and run suite files; print the summary table.
 #include "harness/suite.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,6 +25,7 @@
 #include "harness/result_files.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
+#include "harness/interrupt.h"
 #include "harness/mpi_launch.h"
 #include "harness/runner.h"
 
@@ -170,6 +174,36 @@ std::string gpus_short_for(const RunConfig& c) {
   return one_gpu_per_rank_shortfall(static_cast<int>(g.gpus.size()), c.world_size);
 }
 
+// One suite writes a folder at a time: an exclusive flock on DIR/.lock, which names
+// the holder's pid. A second suite on the same folder is refused (exit 2) naming it.
+class OutDirLock {
+ public:
+  explicit OutDirLock(const std::string& dir) {
+    const std::string path = dir + "/.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw CsvError("--out: cannot create '" + path + "': " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char pid[32] = {};
+      const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
+      ::close(fd_);
+      std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "unknown";
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+      throw UsageError("--out: '" + dir + "' is in use by another trainbench suite (pid " + holder +
+                       "); wait for it to end or choose another folder");
+    }
+    const std::string me = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) < 0) {}  // the pid is informative only
+  }
+  ~OutDirLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock; the file stays (harmless, reused)
+  }
+  OutDirLock(const OutDirLock&) = delete;
+  OutDirLock& operator=(const OutDirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Rows and curves of one configuration go to the suite's files as they are made.
 struct SuiteSink final : RowSink {
   explicit SuiteSink(ResultFiles& f) : files(f) {}
@@ -228,11 +262,27 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   if (ec || !std::filesystem::is_directory(out_dir)) {
     throw CsvError("--out: cannot create directory '" + out_dir + "': " + ec.message());
   }
+  const OutDirLock lock(out_dir);  // one suite per folder; held until the suite returns
+  if (std::filesystem::exists(out_dir + "/results.csv")) {
+    throw UsageError("--out: '" + out_dir + "' already holds the results of another run; choose a new folder "
+                     "(a run is one folder: its env.json describes every row)");
+  }
   ResultFiles files(out_dir + "/results.csv", out_dir + "/curves.csv");
   write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed));
   std::FILE* log = std::fopen((out_dir + "/log.txt").c_str(), "a");
   if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_guard(log, &std::fclose);
+  // log.txt is for people; a failed write there (a full disk) is said once, and the
+  // suite goes on: results.csv has its own guarantees.
+  bool log_warned = false;
+  const auto flush_log = [&] {
+    if (std::fflush(log) == 0 && !std::ferror(log)) return;
+    if (!log_warned) {
+      std::fprintf(stderr, "trainbench: %s/log.txt: write failed (%s): the log is incomplete\n", out_dir.c_str(),
+                   std::strerror(errno));
+    }
+    log_warned = true;
+  };
 
   Progress progress(Progress::auto_enabled());
   Job job;  // the suite process itself is rank 0 of 1; multi-process entries run in their own job
@@ -243,7 +293,8 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   std::string cached_key;
   std::unique_ptr<Dataset> data;
   std::string data_error;
-  for (size_t i = 0; i < configs.size(); ++i) {
+  int stopped_by = 0;  // SIGINT/SIGTERM: stop after keeping what is written
+  for (size_t i = 0; i < configs.size() && !stopped_by; ++i) {
     const RunConfig& c = configs[i];
     const std::string key = c.data.kind + "|" + c.data.path + "|" + c.data.labels_path + "|" + c.data.target + "|" +
                             std::to_string(c.data.n) + "|" + std::to_string(c.data.d) + "|" +
@@ -283,20 +334,35 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       cached_key.clear();
       o = run_multi_process(path, i, c, id, out_dir, files);
     } else {
-      o = run_configuration(c, *data, job, id, progress, sink);
+      try {
+        o = run_configuration(c, *data, job, id, progress, sink);
+      } catch (const Interrupted& e) {
+        stopped_by = e.signal();
+      }
+    }
+    if (!stopped_by) stopped_by = interrupt_signal();
+    if (stopped_by) {
+      std::fprintf(log, "interrupted by %s during configuration %zu of %zu (%s %s): the rows of finished "
+                   "repetitions are kept; the rest did not run\n",
+                   signal_name(stopped_by).c_str(), i + 1, configs.size(), c.workload.c_str(), c.backend.c_str());
+      std::fprintf(stderr, "trainbench: interrupted by %s during configuration %zu of %zu; rows written so far "
+                   "are kept in %s/results.csv\n",
+                   signal_name(stopped_by).c_str(), i + 1, configs.size(), out_dir.c_str());
     }
     for (const ResultRow& r : o.rows) {
       std::fprintf(log, "  rep %lld: %s samples/s=%.4g final_loss=%.6g\n", static_cast<long long>(r.repetition),
                    r.status.c_str(), r.samples_per_s, r.final_loss);
       if (r.status.rfind("failed", 0) == 0) std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());
     }
-    std::fflush(log);
+    flush_log();
     any_failed |= o.failed;
     all.insert(all.end(), o.rows.begin(), o.rows.end());
   }
   print_summary(all, stdout);
   print_summary(all, log);
+  flush_log();
   std::printf("\nresults: %s/results.csv (env.json, curves.csv, log.txt beside it)\n", out_dir.c_str());
+  if (stopped_by) return 128 + stopped_by;
   return any_failed ? kExitRunFailed : kExitOk;
 }
 

@@ -1,0 +1,287 @@
+// tests/harness/test_results_survive.cpp — what survives which fault (README "What
+// survives which fault"): rows of finished repetitions across SIGINT/SIGTERM (also a
+// suite's MPI job, which must end with it), a full disk or file size limit (the file
+// is cut back to its last whole row, exit 74), two suites on one folder, outputs and
+// integer flags checked before training, sizes that do not fit in memory.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/csv_writer.h"
+#include "harness/result_row.h"
+#include "tests/shell.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using tb::test::ShellResult;
+const auto& run = tb::test::trainbench;
+using Clock = std::chrono::steady_clock;
+
+std::string tmp(const std::string& name) {
+  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every line of a results file is a whole row of the current schema, and the file
+// ends with a newline. Returns the number of data rows.
+size_t whole_rows(const std::string& path) {
+  const std::string text = slurp(path);
+  EXPECT_FALSE(text.empty()) << path;
+  if (text.empty()) return 0;
+  EXPECT_EQ(text.back(), '\n') << path;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(tb::csv_fields(line), tb::results_header()) << path;
+  size_t rows = 0;
+  while (std::getline(in, line)) {
+    EXPECT_EQ(tb::csv_fields(line).size(), tb::results_header().size()) << path << ": " << line;
+    ++rows;
+  }
+  return rows;
+}
+
+// A background trainbench (its own process group, like a job under a shell).
+struct Child {
+  pid_t pid = -1;
+  explicit Child(const std::vector<std::string>& args, const std::string& log) {
+    std::vector<std::string> a = {TB_TRAINBENCH_EXE};
+    a.insert(a.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& s : a) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+  }
+  // Exit status (128 + signal when killed); -1 if still running after `limit_s`.
+  int wait_for(double limit_s) {
+    const auto t0 = Clock::now();
+    for (;;) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::duration<double>(Clock::now() - t0).count() > limit_s) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~Child() {
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// Waits until `path` holds at least `rows` data rows (a hang guard of 120 s).
+bool wait_for_rows(const std::string& path, size_t rows) {
+  const auto t0 = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - t0).count() < 120) {
+    std::ifstream in(path);
+    size_t n = 0;
+    for (std::string l; std::getline(in, l);) ++n;
+    if (n >= rows + 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+const std::vector<std::string> kLongRun = {"--model", "mlp", "--layers", "32,64,4", "--samples", "4000", "--batch",
+                                           "64", "--epochs", "1", "--warmup", "0", "--reps", "100000",
+                                           "--threads", "1"};
+
+class Signals : public ::testing::TestWithParam<int> {};
+
+// Rows of finished repetitions are on disk as they end, and stay whole after the signal.
+TEST_P(Signals, RunKeepsEveryFinishedRepetitionAndExits128PlusTheSignal) {
+  const std::string out = tmp("sig-run-" + std::to_string(GetParam()) + ".csv");
+  std::vector<std::string> args = {"run", "--out", out};
+  args.insert(args.end(), kLongRun.begin(), kLongRun.end());
+  Child c(args, out + ".log");
+  ASSERT_TRUE(wait_for_rows(out, 3)) << slurp(out + ".log");
+  ::kill(c.pid, GetParam());
+  const auto t0 = Clock::now();
+  const int code = c.wait_for(60);
+  EXPECT_EQ(code, 128 + GetParam()) << slurp(out + ".log");
+  // From the signal: the current step finishes, nothing more (bound for a loaded 2-core machine).
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 20.0);
+  EXPECT_GE(whole_rows(out), 3u);
+  EXPECT_NE(slurp(out + ".log").find("interrupted by"), std::string::npos) << slurp(out + ".log");
+}
+
+INSTANTIATE_TEST_SUITE_P(IntAndTerm, Signals, ::testing::Values(SIGINT, SIGTERM));
+
+// A scheduler's SIGTERM to the suite reaches its MPI job: the suite, mpirun and the
+// ranks are gone within seconds of the signal; the rows written before are whole; the
+// log says what happened; exit 143.
+TEST(SuiteSignals, SigtermEndsTheSuiteAndItsMpiJobAndKeepsTheRows) {
+  const std::string dir = tmp("sig-suite");
+  const std::string suite = tmp("sig.suite");
+  std::ofstream(suite) << "fast: --model linear --layers 8,1 --samples 256 --batch 64 --epochs 1 --warmup 0 --reps 2 "
+                          "--backends cpu-omp --threads 1\n"
+                          "slow: --model mlp --layers 32,64,4 --samples 4000 --batch 64 --epochs 1 --warmup 0 "
+                          "--reps 100000 --backends cpu-ddp --world-sizes 2 --threads 1\n";
+  Child c({"suite", suite, "--out", dir}, dir + ".log");
+  ASSERT_TRUE(wait_for_rows(dir + "/results.csv", 2)) << slurp(dir + ".log");
+  // Let the MPI job start and train (its scratch rows appear in .worker-1).
+  ASSERT_TRUE(wait_for_rows(dir + "/.worker-1/results.csv", 1)) << slurp(dir + "/log.txt");
+  ::kill(c.pid, SIGTERM);
+  const auto t0 = Clock::now();
+  EXPECT_EQ(c.wait_for(60), 143) << slurp(dir + ".log");
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 20.0);
+  // No rank of the job is left: nothing still names this folder on its command line.
+  // ("[.]worker": the pattern must not match this shell's own command line.)
+  const ShellResult left = tb::test::shell("pgrep -f -- '" + dir + "/[.]worker' || true");
+  EXPECT_EQ(left.out, "") << left.out;
+  EXPECT_GE(whole_rows(dir + "/results.csv"), 3u);  // fast's 2 rows and the worker's finished repetitions
+  EXPECT_NE(slurp(dir + "/log.txt").find("interrupted by SIGTERM during configuration 2 of 2"), std::string::npos)
+      << slurp(dir + "/log.txt");
+}
+
+// A file size limit (as a full disk): the failed row is cut off, one line, exit 74.
+TEST(FullDisk, AFailedAppendLeavesTheFileAtItsLastWholeRowAndExits74) {
+  const std::string out = tmp("fsize.csv");
+  // bash's ulimit -f counts KiB (4 KiB: the header, env.json beside it and a few rows).
+  const ShellResult r = tb::test::shell("bash -c 'ulimit -f 4; " + std::string(TB_TRAINBENCH_EXE) +
+                                        " run --model linear --layers 8,1 --samples 256 --batch 64 --epochs 1 "
+                                        "--warmup 0 --reps 40 --threads 1 --out " + out + "'");
+  EXPECT_EQ(r.code, 74) << r.out;
+  EXPECT_NE(r.out.find("write failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ends at its last complete row"), std::string::npos) << r.out;
+  EXPECT_GE(whole_rows(out), 1u);
+  EXPECT_LE(fs::file_size(out), 4096u);
+}
+
+// A real full file system (a 16 KiB tmpfs), where this machine lets the test mount one.
+TEST(FullDisk, ASuiteOnAFullFileSystemKeepsWholeRowsAndSaysTheLogIsIncomplete) {
+  const std::string mnt = tmp("tiny-fs");
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=16k") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here (" << std::strerror(errno) << "); the ulimit test covers the cut";
+  }
+  const ShellResult r = run("suite " + std::string(TB_SOURCE_DIR) + "/bench/suites/quick.suite --out " + mnt + "/run");
+  EXPECT_EQ(r.code, 74) << r.out;
+  EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
+  EXPECT_GE(whole_rows(mnt + "/run/results.csv"), 1u);
+  ::umount(mnt.c_str());
+}
+
+TEST(OutDir, ASecondSuiteOnTheSameFolderIsRefusedNamingTheHolder) {
+  const std::string dir = tmp("locked");
+  const std::string suite = tmp("lock.suite");
+  std::ofstream(suite) << "slow: --model mlp --layers 32,64,4 --samples 4000 --batch 64 --epochs 1 --warmup 0 "
+                          "--reps 100000 --backends cpu-omp --threads 1\n";
+  Child first({"suite", suite, "--out", dir}, dir + ".log");
+  ASSERT_TRUE(wait_for_rows(dir + "/results.csv", 1)) << slurp(dir + ".log");
+  const ShellResult second = run("suite " + suite + " --out " + dir);
+  EXPECT_EQ(second.code, 2) << second.out;
+  EXPECT_NE(second.out.find("in use by another trainbench suite (pid " + std::to_string(first.pid) + ")"),
+            std::string::npos)
+      << second.out;
+  ::kill(first.pid, SIGTERM);
+  EXPECT_EQ(first.wait_for(60), 143);
+  // Finished, the folder holds a run: a new suite there is refused too (one run id per folder).
+  const ShellResult again = run("suite " + suite + " --out " + dir);
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find("already holds the results of another run"), std::string::npos) << again.out;
+}
+
+TEST(Outputs, SaveParamsAndOutAreCheckedBeforeTraining) {
+  const std::string out = tmp("outs.csv");
+  const char* small = " --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --reps 1";
+  ShellResult r = run(std::string("run") + small + " --out " + out + " --save-params " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--save-params: '" + out + "' is also an output of --out"), std::string::npos) << r.out;
+  r = run(std::string("run") + small + " --out " + out + " --save-params " + TB_TEST_TMPDIR);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("is a directory"), std::string::npos) << r.out;
+  r = run(std::string("run") + small + " --out " + out + " --save-params " + TB_TEST_TMPDIR + "/no/such/p.bin");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+  r = run(std::string("run") + small + " --out " + std::string(TB_TEST_TMPDIR));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_FALSE(fs::exists(out)) << "nothing written on bad input";
+}
+
+TEST(Flags, IntegersOutOfRangeAreRefusedNamingTheFlagAndTheRange) {
+  for (const char* args : {"run --threads 4294967296", "run --threads 2147483649", "run --reps 2147483648",
+                           "run --epochs 0", "run --device 99999999999", "run --samples 99999999999999999"}) {
+    const ShellResult r = run(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("expected an integer"), std::string::npos) << args << ": " << r.out;
+  }
+  const std::string suite = tmp("ws.suite");
+  std::ofstream(suite) << "w: --model linear --layers 4,1 --samples 64 --batch 16 --backends cpu-ddp "
+                          "--world-sizes 4294967298\n";
+  const ShellResult r = run("suite " + suite + " --out " + tmp("ws-out"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--world-sizes: invalid value '4294967298' (expected an integer in [1, 4096])"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(HostMemory, ASizeThatCannotFitIsAFailedRowWithTheNumbers) {
+  const std::string out = tmp("mem.csv");
+  const ShellResult r =
+      run("run --model mlp --layers 784,60000,60000,10 --samples 1000 --batch 100 --reps 1 --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(whole_rows(out), 1u);
+  EXPECT_NE(slurp(out).find("failed: out of host memory (needs ~"), std::string::npos) << slurp(out);
+  EXPECT_NE(slurp(out).find(" MiB, available "), std::string::npos) << slurp(out);
+}
+
+TEST(Launch, ASingleProcessBackendStartedAsSeveralRanksIsRefused) {
+  const ShellResult r = tb::test::shell("OMPI_COMM_WORLD_SIZE=2 " + std::string(TB_TRAINBENCH_EXE) +
+                                        " run --backend cpu-omp --samples 64 --batch 16");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("a single-process backend started as 2 processes"), std::string::npos) << r.out;
+}
+
+TEST(Help, HelpCommandIsTheCommandsHelpAndExportListsOnlyWorkloadFlags) {
+  EXPECT_EQ(run("help run").out, run("run --help").out);
+  EXPECT_EQ(run("help run").code, 0);
+  const ShellResult e = run("export --help");
+  EXPECT_EQ(e.code, 0);
+  for (const char* absent : {"--backend", "--save-params", "FILE.csv", "--cuda-graph", "--world-sizes"}) {
+    EXPECT_EQ(e.out.find(absent), std::string::npos) << absent << "\n" << e.out;
+  }
+  EXPECT_NE(e.out.find("--out DIR"), std::string::npos) << e.out;
+  EXPECT_NE(run("run --help").out.find("FILE.csv.env.json"), std::string::npos);
+}
+
+}  // namespace
