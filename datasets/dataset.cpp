@@ -3,6 +3,7 @@
 #include "datasets/dataset.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -78,11 +79,28 @@ DatasetSpec parse_dataset_arg(const std::string& value) {
   return spec;
 }
 
-Dataset load_dataset(const DatasetSpec& spec) {
-  if (spec.kind == "synthetic" || spec.kind == "synthetic-regression" ||
-      spec.kind == "synthetic-classification") {
-    return make_synthetic(spec);  // fills description; the task follows the kind (see synthetic.cpp)
-  }
+namespace {
+
+// A file the loaders can read: a directory (or a device) is refused by name before a
+// stream tries to read it.
+void check_regular_file(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) return;  // the loader says "no such file"
+  if (std::filesystem::is_directory(st)) throw DataError(path + ": is a directory (expected a file)");
+  if (!std::filesystem::is_regular_file(st)) throw DataError(path + ": not a regular file");
+}
+
+// Error messages quote cells and lines of the file: keep them to one readable line.
+std::string cut(const std::string& what) {
+  constexpr size_t kMax = 300;
+  if (what.size() <= kMax) return what;
+  return what.substr(0, kMax) + "... (message cut: " + std::to_string(what.size()) + " bytes)";
+}
+
+Dataset load_file_dataset(const DatasetSpec& spec) {
+  check_regular_file(spec.path);
+  if (spec.kind == "idx") check_regular_file(spec.labels_path);
   if (spec.kind == "csv") {
     const int64_t classes = spec.task == Task::kClassification ? spec.o : 0;
     Dataset ds = load_csv(spec.path, spec.target, spec.task, classes);
@@ -93,6 +111,23 @@ Dataset load_dataset(const DatasetSpec& spec) {
     Dataset ds = load_idx(spec.path, spec.labels_path, spec.o);
     ds.description = "idx:" + spec.path + "," + spec.labels_path;
     return ds;
+  }
+  throw std::logic_error("load_file_dataset: not a file kind");
+}
+
+}  // namespace
+
+Dataset load_dataset(const DatasetSpec& spec) {
+  if (spec.kind == "synthetic" || spec.kind == "synthetic-regression" ||
+      spec.kind == "synthetic-classification") {
+    return make_synthetic(spec);  // fills description; the task follows the kind (see synthetic.cpp)
+  }
+  if (spec.kind == "csv" || spec.kind == "idx") {
+    try {
+      return load_file_dataset(spec);
+    } catch (const DataError& e) {
+      throw DataError(cut(e.what()));
+    }
   }
   throw std::invalid_argument("load_dataset: unknown dataset kind '" + spec.kind +
                               "' (allowed: synthetic, synthetic-regression, synthetic-classification, csv, idx)");

@@ -165,19 +165,20 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   }
   Job job = job_for(c);
   const RunIdentity id = make_run_identity();
-  std::unique_ptr<ResultFiles> files;  // rank 0 writes; opened before training: an unwritable file fails now
-  if (job.root()) files = std::make_unique<ResultFiles>(out, "");
+  std::unique_ptr<ResultFiles> files;  // rank 0 writes
   // Too large for this host: a failed row before any data is made (every rank agrees).
   const std::string short_of = host_memory_shortfall(c, job.size(), 1);
   if (!job.all_ok(short_of.empty())) {
     const std::string why = "failed: " + (short_of.empty() ? "another rank is out of host memory" : short_of);
-    if (files) files->add(status_row(c, id, why), {});
+    if (job.root()) ResultFiles(out, "").add(status_row(c, id, why), {});
     std::fprintf(stderr, "trainbench: %s\n", why.c_str());
     return kExitRunFailed;
   }
   // A DDP rank generates only its rows (rank_data.h). DataError -> exit 2, nothing written.
   const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
+  // Opened before training: an unwritable or mismatched file fails now, not after it.
+  if (job.root()) files = std::make_unique<ResultFiles>(out, "");
   if (job.root() && out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
   // Each row is written as its repetition ends; with --out, one line each on stdout.
   struct Echo final : RowSink {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -282,6 +283,29 @@ TEST(Help, HelpCommandIsTheCommandsHelpAndExportListsOnlyWorkloadFlags) {
   }
   EXPECT_NE(e.out.find("--out DIR"), std::string::npos) << e.out;
   EXPECT_NE(run("run --help").out.find("FILE.csv.env.json"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(DataFiles, ADirectoryIsOneLineExitTwoAndAHugeCellIsCut) {
+  for (const std::string& spec : {"csv:" + std::string(TB_TEST_TMPDIR), "idx:" + std::string(TB_TEST_TMPDIR) + "," +
+                                                                          std::string(TB_TEST_TMPDIR)}) {
+    const ShellResult r = run("run --model linear --layers 4,2 --task classification --dataset " + spec);
+    EXPECT_EQ(r.code, 2) << spec << ": " << r.out;
+    EXPECT_NE(r.out.find("is a directory (expected a file)"), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+  const std::string csv = tmp("huge-cell.csv");
+  {
+    std::ofstream f(csv);
+    f << "a,b\n1," << std::string(5 << 20, 'x') << "\n";
+  }
+  const ShellResult r = run("run --model linear --layers 1,1 --dataset csv:" + csv);
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 400);
+  EXPECT_LT(r.out.size(), 1000u) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("message cut"), std::string::npos) << r.out.substr(0, 400);
 }
 
 }  // namespace
