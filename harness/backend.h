@@ -149,6 +149,7 @@ class Backend {
 const std::vector<std::unique_ptr<Backend>>& all_backends();
 const Backend* find_backend(const std::string& name);  // nullptr if unknown
 std::string backend_names();                           // "reference, cpu-omp, ..."
+std::string default_backend();                         // what `run` trains without --backend
 // The traits of a known backend (throws std::invalid_argument for an unknown name).
 BackendTraits traits_of(const std::string& backend);
 

@@ -60,6 +60,9 @@ const Backend* find_backend(const std::string& name) {
   return nullptr;
 }
 
+// The CPU baseline every speedup is measured against.
+std::string default_backend() { return "cpu-omp"; }
+
 BackendTraits traits_of(const std::string& backend) {
   const Backend* b = find_backend(backend);
   if (!b) throw std::invalid_argument("unknown backend '" + backend + "' (allowed: " + backend_names() + ")");

@@ -248,7 +248,7 @@ void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, Run
 
 void validate_run_flags(RunFlags* f) {
   RunConfig& c = f->config;
-  if (f->backends.empty()) f->backends = {"cpu-omp"};
+  if (f->backends.empty()) f->backends = {default_backend()};
   if (f->threads.empty()) f->threads = {hardware_threads()};
   if (f->world_sizes.empty()) f->world_sizes = {1, 2};
   c.backend = f->backends.front();

@@ -45,30 +45,32 @@ double median(std::vector<double> v) {
 constexpr double kLossRelTol = 1e-3;
 
 void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
-  struct Key {
-    std::string workload, backend;
+  struct Key {  // a configuration: every knob is part of it
+    std::string workload, backend, knobs;
     int threads, world;
     bool operator<(const Key& o) const {
-      return std::tie(workload, backend, threads, world) < std::tie(o.workload, o.backend, o.threads, o.world);
+      return std::tie(workload, backend, knobs, threads, world) <
+             std::tie(o.workload, o.backend, o.knobs, o.threads, o.world);
     }
   };
+  const auto label = [](const Key& k) { return k.knobs.empty() ? k.backend : k.backend + " [" + k.knobs + "]"; };
   std::map<Key, std::vector<const ResultRow*>> groups;
   std::map<std::string, double> ref_loss;
   std::vector<Key> order;
   for (const ResultRow& r : rows) {
-    Key k{r.config.workload, r.config.backend, r.config.threads, r.config.world_size};
+    Key k{r.config.workload, r.config.backend, knob_label(r.config), r.config.threads, r.config.world_size};
     if (!groups.count(k)) order.push_back(k);
     groups[k].push_back(&r);
   }
   for (auto& [k, g] : groups) {
-    if (k.backend != "reference") continue;
+    if (!traits_of(k.backend).oracle) continue;
     std::vector<double> l;
     for (const ResultRow* r : g) {
       if (r->has_metrics) l.push_back(r->final_loss);
     }
     if (!l.empty()) ref_loss[k.workload] = median(l);
   }
-  std::fprintf(out, "\n%-32s %-10s %5s %7s %14s %12s %9s  %s\n", "workload", "backend", "ranks", "threads",
+  std::fprintf(out, "\n%-32s %-24s %5s %7s %14s %12s %9s  %s\n", "workload", "backend [knobs]", "ranks", "threads",
                "samples/s(med)", "final_loss", "accuracy", "matches reference");
   for (const Key& k : order) {
     const auto& g = groups[k];
@@ -84,7 +86,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
       if (r->final_accuracy >= 0) acc.push_back(r->final_accuracy);
     }
     if (sps.empty()) {
-      std::fprintf(out, "%-32s %-10s %5d %7d %14s %12s %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.world,
+      std::fprintf(out, "%-32s %-24s %5d %7d %14s %12s %9s  %s\n", k.workload.c_str(), label(k).c_str(), k.world,
                    k.threads, "-", "-", "-", status.c_str());
       continue;
     }
@@ -97,7 +99,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
     }
     char accs[16] = "-";
     if (!acc.empty()) std::snprintf(accs, sizeof accs, "%.4f", median(acc));
-    std::fprintf(out, "%-32s %-10s %5d %7d %14.4g %12.6g %9s  %s\n", k.workload.c_str(), k.backend.c_str(), k.world,
+    std::fprintf(out, "%-32s %-24s %5d %7d %14.4g %12.6g %9s  %s\n", k.workload.c_str(), label(k).c_str(), k.world,
                  k.threads, median(sps), median(loss), accs, match.c_str());
   }
 }
