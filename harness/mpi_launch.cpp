@@ -45,7 +45,8 @@ bool launch_is_single_node() {
   return !(exe && *exe) && !flags;
 }
 
-int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path) {
+int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path,
+                     const std::function<void()>& on_wait) {
   char self[PATH_MAX] = {};
   const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
@@ -79,16 +80,17 @@ int run_under_mpirun(int np, const std::vector<std::string>& args, const std::st
   int status = 0;
   double since_signal = -1;
   for (;;) {
-    const pid_t w = ::waitpid(pid, &status, interrupt_signal() ? WNOHANG : 0);
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) {
       set_child_process_group(0);
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
     }
+    ::usleep(interrupt_signal() ? 50000 : 100000);
+    if (on_wait) on_wait();
     if (interrupt_signal() == 0) continue;
     if (since_signal < 0) since_signal = 0;
     if (since_signal >= kGraceS) ::kill(-pid, SIGKILL);
-    ::usleep(50000);
     since_signal += 0.05;
   }
   set_child_process_group(0);

@@ -5,6 +5,7 @@
 // can be replaced with TB_MPIRUN_FLAGS; TB_MPIRUN names another launcher.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,10 @@ std::vector<std::string> mpirun_prefix(int np);
 
 // Runs the prefix + this executable + args, appending stdout and stderr to log_path.
 // Returns the exit status (128 + signal when killed), or throws if it cannot start.
-int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path);
+// on_wait, when given, runs about every 100 ms while the job runs (the suite redraws
+// the job's progress from it).
+int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path,
+                     const std::function<void()>& on_wait = {});
 
 // True when the launch is the default one, every rank on this machine (neither
 // TB_MPIRUN nor TB_MPIRUN_FLAGS set: no hostfile or scheduler spreads the ranks).

@@ -5,10 +5,28 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace tb {
 
-bool Progress::auto_enabled() { return ::isatty(STDERR_FILENO) && std::getenv("CI") == nullptr; }
+bool Progress::auto_enabled() {
+  if (const char* f = std::getenv("TB_PROGRESS"); f && *f) return std::string(f) != "0";
+  return ::isatty(STDERR_FILENO) && std::getenv("CI") == nullptr;
+}
+
+std::string Progress::handover_file() {
+  const char* f = std::getenv("TB_PROGRESS_FILE");
+  return f ? f : "";
+}
+
+void Progress::draw(const std::string& line) {
+  if (!enabled_ || line.empty()) return;
+  std::string tail;
+  if (rest_s_ >= 0) tail = "  (suite: ~" + std::to_string(static_cast<long long>(rest_s_ + 0.5)) + " s more)";
+  std::fprintf(stderr, "\r\033[K%s%s%s", prefix_.c_str(), line.c_str(), tail.c_str());
+  std::fflush(stderr);
+  last_print_ = clock_.seconds();
+}
 
 void Progress::start(const std::string& label, int64_t total_steps, int64_t rows_per_step) {
   label_ = label;
@@ -21,16 +39,25 @@ void Progress::start(const std::string& label, int64_t total_steps, int64_t rows
 
 void Progress::step(int64_t epoch, int64_t epochs, int64_t step, int64_t steps, double loss) {
   ++done_;
-  if (!enabled_) return;
+  if (!enabled_ && handover_.empty()) return;
   const double t = clock_.seconds();
   if (last_print_ >= 0 && t - last_print_ < 0.1 && done_ < total_) return;
   last_print_ = t;
   const double rate = t > 0 ? static_cast<double>(done_ * rows_per_step_) / t : 0.0;
   const double eta = done_ > 0 ? t / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0.0;
-  std::fprintf(stderr, "\r\033[K%s  epoch %lld/%lld  step %lld/%lld  loss %.5g  %.3g samples/s  ETA %.0f s",
-               label_.c_str(), static_cast<long long>(epoch), static_cast<long long>(epochs),
-               static_cast<long long>(step + 1), static_cast<long long>(steps), loss, rate, eta);
-  std::fflush(stderr);
+  char line[512];
+  std::snprintf(line, sizeof line, "%s  epoch %lld/%lld  step %lld/%lld  loss %.5g  %.3g samples/s  ETA %.0f s",
+                label_.c_str(), static_cast<long long>(epoch), static_cast<long long>(epochs),
+                static_cast<long long>(step + 1), static_cast<long long>(steps), loss, rate, eta);
+  if (!handover_.empty()) {  // whole-file replace: the reader sees the old line or the new one
+    const std::string tmp = handover_ + ".tmp";
+    if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+      std::fputs(line, f);
+      std::fclose(f);
+      std::rename(tmp.c_str(), handover_.c_str());
+    }
+  }
+  if (enabled_) draw(line);
 }
 
 void Progress::finish() {

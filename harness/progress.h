@@ -1,6 +1,9 @@
 // harness/progress.h — one self-overwriting status line on a terminal:
 // backend, epoch, step, loss, samples/s, ETA. Silent when stderr is not a
-// terminal or CI is set, so logs and CI output stay clean.
+// terminal or CI is set, so logs and CI output stay clean (TB_PROGRESS=1 forces it
+// on, e.g. `mpirun -x TB_PROGRESS=1 ...` for rank 0; TB_PROGRESS=0 off). A suite
+// prefixes "[k/N]" and its own ETA; a suite's multi-process job hands its rank 0's
+// line back through the file TB_PROGRESS_FILE, which the suite redraws.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +16,21 @@ namespace tb {
 class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled) {}
-  static bool auto_enabled();  // isatty(stderr) && CI unset
+  static bool auto_enabled();  // TB_PROGRESS, else isatty(stderr) && CI unset
+  // The progress of rank 0 of a job the suite started: written to TB_PROGRESS_FILE
+  // when the suite set it ("" otherwise).
+  static std::string handover_file();
+
+  // Text drawn before every line ("[3/12] ") and the seconds the rest of the suite
+  // is expected to take after the current configuration (< 0: not shown).
+  void set_context(const std::string& prefix, double rest_s) {
+    prefix_ = prefix;
+    rest_s_ = rest_s;
+  }
+  // Also writes every line to this file (rank 0 of a suite's job: handover_file()).
+  void set_handover(const std::string& path) { handover_ = path; }
+  // Draws one already formatted line (a child job's, read from its handover file).
+  void draw(const std::string& line);
 
   // A new phase of work of total_steps steps of `rows_per_step` rows each.
   void start(const std::string& label, int64_t total_steps, int64_t rows_per_step);
@@ -26,6 +43,9 @@ class Progress {
   int64_t total_ = 0, done_ = 0, rows_per_step_ = 0;
   Stopwatch clock_;
   double last_print_ = -1;
+  std::string prefix_;
+  double rest_s_ = -1;
+  std::string handover_;
 };
 
 }  // namespace tb

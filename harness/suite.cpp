@@ -135,17 +135,29 @@ std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const R
 // into a scratch folder, appended here to the suite's files. A job that dies
 // without rows becomes one `failed:` row naming the exit status.
 RunOutcome run_multi_process(const std::string& suite_path, size_t index, const RunConfig& c, const RunIdentity& id,
-                             const std::string& out_dir, ResultFiles& files) {
+                             const std::string& out_dir, ResultFiles& files, Progress& progress) {
   RunOutcome o;
   const std::string dir = out_dir + "/.worker-" + std::to_string(index);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   int status = 0;
+  // Rank 0 writes its progress line to this file; the suite redraws it while it waits.
+  const std::string handover = dir + "/progress";
+  ::setenv("TB_PROGRESS_FILE", handover.c_str(), 1);
+  const auto redraw = [&] {
+    std::ifstream in(handover);
+    std::string line;
+    if (std::getline(in, line)) progress.draw(line);
+  };
   try {
     status = run_under_mpirun(c.world_size, {"suite-worker", suite_path, std::to_string(index), id.run_id,
                                              id.timestamp, dir},
-                              out_dir + "/log.txt");
+                              out_dir + "/log.txt", redraw);
+    ::unsetenv("TB_PROGRESS_FILE");
+    progress.finish();
   } catch (const std::exception& e) {
+    ::unsetenv("TB_PROGRESS_FILE");
+    progress.finish();
     o.failure = std::string("failed: ") + e.what();
     o.failed = true;
     o.rows.push_back(status_row(c, id, o.failure));
@@ -233,6 +245,7 @@ int run_suite_worker(const std::vector<std::string>& a) {
     void add(const ResultRow&, const std::vector<CurvePoint>&) override {}
   } nothing;
   Progress silent(false);
+  if (job.root()) silent.set_handover(Progress::handover_file());  // the suite draws it
   SuiteSink to_files(*files);
   const RunOutcome o =
       run_configuration(c, data, job, id, silent, files ? static_cast<RowSink&>(to_files) : nothing);
@@ -287,6 +300,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   };
 
   Progress progress(Progress::auto_enabled());
+  Stopwatch suite_clock;
   Job job;  // the suite process itself is rank 0 of 1; multi-process entries run in their own job
   SuiteSink sink(files);
   std::vector<ResultRow> all;
@@ -314,6 +328,10 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     }
     std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
                  c.threads);
+    // "[k/N]" before every progress line, and the rest of the suite at the mean pace so far.
+    const double per_config = i > 0 ? suite_clock.seconds() / static_cast<double>(i) : -1;
+    progress.set_context("[" + std::to_string(i + 1) + "/" + std::to_string(configs.size()) + "] ",
+                         per_config < 0 ? -1 : per_config * static_cast<double>(configs.size() - i - 1));
     const Backend* backend = find_backend(c.backend);
     RunOutcome o;
     const auto status_only = [&](const std::string& status) {
@@ -334,7 +352,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       // The ranks make their own rows: free this process's copy while they run.
       data.reset();
       cached_key.clear();
-      o = run_multi_process(path, i, c, id, out_dir, files);
+      o = run_multi_process(path, i, c, id, out_dir, files, progress);
     } else {
       try {
         o = run_configuration(c, *data, job, id, progress, sink);
