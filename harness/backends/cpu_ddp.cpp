@@ -20,7 +20,6 @@
 #include "harness/cpu_trainer_base.h"
 #include "harness/ddp_plan.h"
 #include "harness/rank_data.h"
-#include "kernels/cpu/elementwise.h"
 
 namespace tb {
 namespace {
@@ -28,10 +27,9 @@ namespace {
 class CpuDdpTrainer final : public StepTrainer {
  public:
   CpuDdpTrainer(const Dataset& data, const TrainOptions& opt, std::shared_ptr<Communicator> comm)
-      : opt_(opt), comm_(std::move(comm)), data_(data),
+      : opt_(opt), sgd_(sgd_of(opt)), comm_(std::move(comm)), data_(data),
         // A shard has at most ceil(B / world) rows.
         model_(opt.model, data, (opt.batch + comm_->size() - 1) / comm_->size()),
-        velocity_(static_cast<size_t>(model_.layout().total)),
         buckets_(plan_buckets(model_.layout(), opt.bucket_bytes)),
         fault_(fault_from_env()) {
     handles_.resize(buckets_.size());
@@ -53,9 +51,8 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
   void set_params(const std::vector<float>& params) override {
-    model_.params() = params;
+    model_.set_params(params);
     comm_->broadcast(model_.params().data(), static_cast<int64_t>(params.size()), 0);  // rank 0's copy wins
-    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
   }
   std::vector<float> params() const override { return model_.params(); }
   std::string precision() const override { return "fp32"; }
@@ -115,10 +112,10 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
  protected:
-  double step(const int64_t* rows, int64_t count, int64_t global_rows) override {
+  double step(int64_t, const int64_t* rows, int64_t count) override {
     ++steps_;
     try {
-      return step_or_throw(rows, count, global_rows);
+      return step_or_throw(rows, count);
     } catch (const std::exception& e) {
       // The other ranks are (or soon will be) waiting in a collective for us:
       // end the whole job now rather than letting the watchdog find out.
@@ -128,11 +125,12 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
  private:
-  double step_or_throw(const int64_t* rows, int64_t count, int64_t global_rows) {
+  // This rank's shard of the global batch rows[0, count).
+  double step_or_throw(const int64_t* rows, int64_t count) {
     if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
       inject_fault(fault_.kind, comm_->rank(), steps_);
     }
-    if (opt_.deterministic) return deterministic_step(rows, count, global_rows);
+    if (opt_.deterministic) return deterministic_step(rows, count);
     Stopwatch sw;
     const Shard s = shard_of(count, comm_->rank(), comm_->size());
     const int64_t local = s.end - s.begin;
@@ -155,10 +153,10 @@ class CpuDdpTrainer final : public StepTrainer {
       if (bv.gathered) phases_.transfer_s += sw.lap();
       const bool fused = model_.has_fused_step();  // linear regression: one pass, as cpu-omp
       if (fused) {
-        loss_sum = model_.fused_step(bv, local, global_rows);
+        loss_sum = model_.fused_step(bv, local, count);
       } else {
         model_.forward(bv.x, local);
-        loss_sum = model_.loss(bv, local, global_rows, true, nullptr);
+        loss_sum = model_.loss(bv, local, count, true, nullptr);
       }
       if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
         loss_sum = std::numeric_limits<double>::quiet_NaN();
@@ -202,9 +200,7 @@ class CpuDdpTrainer final : public StepTrainer {
     ++busy_steps_;
     phases_.comm_s += waited;
     sw.lap();
-    cpu::sgd_update(model_.params().data(), grads.data(), velocity_.data(), model_.layout().total,
-                    static_cast<float>(opt_.lr), static_cast<float>(opt_.momentum),
-                    static_cast<float>(opt_.weight_decay));
+    model_.update(sgd_);
     phases_.optimizer_s += sw.lap();
     // The per-row mean over the global batch; the base class checks it is finite.
     return loss / static_cast<double>(count);
@@ -213,7 +209,7 @@ class CpuDdpTrainer final : public StepTrainer {
   // --deterministic: this rank's leaves one by one, then every leaf gradient on
   // every rank, added in the fixed tree (ddp_plan.h). Bitwise equal for any world
   // size dividing kLeaves, at the price of an all-gather of kLeaves x P floats.
-  double deterministic_step(const int64_t* rows, int64_t count, int64_t global_rows) {
+  double deterministic_step(const int64_t* rows, int64_t count) {
     Stopwatch sw;
     const int64_t p = model_.layout().total;
     const int per_rank = kLeaves / comm_->size();
@@ -230,7 +226,7 @@ class CpuDdpTrainer final : public StepTrainer {
       const BatchView bv = model_.load_batch(rows + leaf.begin, local);
       if (bv.gathered) phases_.transfer_s += sw.lap();
       model_.forward(bv.x, local);
-      leaf_loss_[k] = model_.loss(bv, local, global_rows, true, nullptr);
+      leaf_loss_[k] = model_.loss(bv, local, count, true, nullptr);
       if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
         leaf_loss_[k] = std::numeric_limits<double>::quiet_NaN();
       }
@@ -249,17 +245,17 @@ class CpuDdpTrainer final : public StepTrainer {
     sw.lap();
     tree_sum(all_grads_.data(), kLeaves, p);
     tree_sum(all_loss_.data(), kLeaves, 1);
-    cpu::sgd_update(model_.params().data(), all_grads_.data(), velocity_.data(), p, static_cast<float>(opt_.lr),
-                    static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay));
+    std::copy(all_grads_.begin(), all_grads_.begin() + p, grads.begin());
+    model_.update(sgd_);
     phases_.optimizer_s += sw.lap();
     return all_loss_[0] / static_cast<double>(count);
   }
 
   TrainOptions opt_;
+  Sgd sgd_;
   std::shared_ptr<Communicator> comm_;
   const Dataset& data_;
   CpuModel model_;
-  std::vector<float> velocity_;
   std::vector<Bucket> buckets_;
   std::vector<int> handles_;
   std::vector<float> leaf_grads_, all_grads_;  // deterministic mode: (kLeaves / N) x P and kLeaves x P
