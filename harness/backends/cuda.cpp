@@ -142,7 +142,7 @@ class CudaTrainer final : public Trainer {
       if (cls) register_host(data.labels.data(), data.labels.size() * sizeof(int32_t), &ld_);
       else register_host(data.y.data(), data.y.size() * sizeof(float), &yd_);
     }
-    if (par_.reducer) par_.reducer->bind(grads_, layout_);
+    if (par_.reducer) par_.reducer->bind(GradBuffer{grads_, compute_}, layout_);
     marks_.resize(static_cast<size_t>(max_steps_ * kMarks));
     for (cudaEvent_t& e : marks_) TB_CUDA_CHECK(cudaEventCreate(&e));
     TB_CUDA_CHECK(cudaEventCreate(&upload_start_));
@@ -415,11 +415,11 @@ class CudaTrainer final : public Trainer {
       TB_CUDA_CHECK(cudaMemsetAsync(grads_, 0, static_cast<size_t>(layout_.total) * sizeof(float), compute_));
       TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
       if (par_.reducer) {
-        for (int l = opt_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l, compute_);
+        for (int l = opt_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l);
       }
     }
     TB_CUDA_CHECK(cudaEventRecord(mk[3], compute_));
-    if (par_.reducer) par_.reducer->finish(s, compute_);
+    if (par_.reducer) par_.reducer->finish(s);
     TB_CUDA_CHECK(cudaEventRecord(mk[4], compute_));
     update();
     TB_CUDA_CHECK(cudaEventRecord(mk[5], compute_));
@@ -476,7 +476,7 @@ class CudaTrainer final : public Trainer {
       cuda::gemm(cublas_, true, false, v.out, v.in, count, 1.0f, d, v.out, a, v.in, 0.0f, grads_ + v.w_offset, v.in,
                  compute_);
       cuda::column_sum(d, count, v.out, grads_ + v.b_offset, compute_);
-      if (par_.reducer) par_.reducer->layer_ready(step, l, compute_);
+      if (par_.reducer) par_.reducer->layer_ready(step, l);
       if (l == 0) break;
       cuda::gemm(cublas_, false, false, count, v.in, v.out, 1.0f, d, v.out, params_ + v.w_offset, v.in, 0.0f, dp,
                  v.in, compute_);
