@@ -1,7 +1,8 @@
 // harness/backends/grad_reducer.h — GradReducer: what turns one model into one rank of
-// a DDP job, one interface for CPU and GPU buffers: buckets of the flat gradient buffer
-// (P floats; one plan, ddp_plan.h plan_buckets) summed over the ranks as backward
-// produces them. cuda-ddp = the cuda trainer + the NCCL reducer (nccl_grad_reducer.cpp).
+// a DDP job, one interface for CPU and GPU: buckets of the flat gradient buffer (P
+// floats; one plan, ddp_plan.h plan_buckets) summed over the ranks as backward produces
+// them. cpu-ddp = CpuModel + the MPI reducer (mpi_grad_reducer.cpp, host buffers);
+// cuda-ddp = the cuda trainer + the NCCL reducer (nccl_grad_reducer.cpp, device buffers).
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,12 @@ class GradReducer {
   virtual double take_progress_seconds() { return 0; }
   virtual int64_t bytes_per_step() const = 0;  // 4 P
 };
+
+// cpu-ddp's: host buffers over `world` (the MPI communicator; any Communicator works),
+// opt's bucket_bytes and overlap. Non-blocking all-reduces for every bucket but the last,
+// which takes the blocking one (nothing is left to hide it behind, and Open MPI's
+// blocking algorithms are faster).
+std::unique_ptr<GradReducer> make_mpi_grad_reducer(Communicator& world, const TrainOptions& opt);
 
 // Built with CUDA, NCCL and MPI (cuda-ddp): a non-blocking NCCL communicator over the
 // ranks of `world` (rank 0's id shared over MPI, a collective) on `device`, its own

@@ -1,6 +1,6 @@
 // harness/backends/nccl_grad_reducer.cpp — cuda-ddp's GradReducer (grad_reducer.h):
-// buckets of the device gradient buffer (P floats; ddp_plan.h plan_buckets) summed in
-// place by ncclAllReduce on the reducer's own stream.
+// buckets of the device gradient buffer (P floats; ddp_plan.h plan_buckets, the plan of
+// cpu-ddp's MPI reducer) summed in place by ncclAllReduce on the reducer's own stream.
 //
 // Each bucket is enqueued as soon as backward has produced it on the model's compute
 // stream (given at bind; --no-overlap: all in finish()); the compute stream waits for
