@@ -1,8 +1,8 @@
 // harness/cpu_model.h — CpuModel: a float32 model on the CPU with every buffer allocated
 // once (P parameters, gradients and velocity; acts_[l] B x out_l; deltas B x max width):
 // forward, loss, backward with a per-layer "gradient ready" callback, SGD, evaluation.
-// Shared by cpu-omp (one process) and cpu-ddp (one shard per rank). Shapes: B rows, D
-// in, O out, P params.
+// cpu-omp is this model; cpu-ddp is this model + an MPI GradReducer. Its GPU twin, with
+// the same method names: backends/cuda_model.h. Shapes: B rows, D in, O out, P params.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 namespace tb {
 
-// Rows per forward pass when evaluating a whole set.
+// Rows per forward pass when evaluating a whole set (CpuModel and CudaModel).
 inline constexpr int64_t kEvalChunk = 4096;
 
 // Plain SGD's hyper-parameters (kernels' sgd_update: v = momentum v + g + wd p; p -= lr v).

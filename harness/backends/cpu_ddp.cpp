@@ -1,7 +1,7 @@
 // harness/backends/cpu_ddp.cpp — `cpu-ddp`: DistributedDataParallel semantics over
 // MPI, one process per rank (launched by mpirun/srun), T OpenMP threads each: a
 // CpuModel (harness/cpu_model.h) + the MPI GradReducer (grad_reducer.h), the CPU twin
-// of cuda-ddp's cuda trainer + NCCL reducer. B rows per global batch, P parameters.
+// of cuda-ddp's CudaModel + NCCL reducer. B rows per global batch, P parameters.
 //
 // Per step: rank r trains its shard (ddp_plan.h shard_of) with gradients scaled by
 // 1/B, so the sum over ranks is the global-batch mean; backward hands each finished

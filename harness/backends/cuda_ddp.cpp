@@ -1,6 +1,6 @@
 // harness/backends/cuda_ddp.cpp — `cuda-ddp`: DistributedDataParallel semantics over
-// NCCL, one process per GPU, launched by MPI: the `cuda` trainer (backends/cuda.cpp, on
-// this rank's shard of every global batch) + the NCCL GradReducer
+// NCCL, one process per GPU, launched by MPI: the `cuda` trainer (backends/cuda.cpp, a
+// CudaModel on this rank's shard of every global batch) + the NCCL GradReducer
 // (nccl_grad_reducer.cpp). GPU = node-local rank (or the one GPU a rank sees); two
 // ranks on one GPU are refused by every rank at once.
 #include <memory>

@@ -2,7 +2,7 @@
 // a DDP job, one interface for CPU and GPU: buckets of the flat gradient buffer (P
 // floats; one plan, ddp_plan.h plan_buckets) summed over the ranks as backward produces
 // them. cpu-ddp = CpuModel + the MPI reducer (mpi_grad_reducer.cpp, host buffers);
-// cuda-ddp = the cuda trainer + the NCCL reducer (nccl_grad_reducer.cpp, device buffers).
+// cuda-ddp = CudaModel + the NCCL reducer (nccl_grad_reducer.cpp, device buffers).
 #pragma once
 
 #include <cstdint>
