@@ -48,7 +48,6 @@
 #include "harness/host_info.h"
 #include "harness/step_losses.h"
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/elementwise.h"
 
 namespace tb {
 namespace {
@@ -246,10 +245,7 @@ class CudaDpTrainer final : public Trainer {
   // The batch's rows on GPU 0 (slot 0's stream): in place, or gathered when shuffled.
   Batch batch_on_gpu0(int64_t begin, int64_t rows, bool shuffled) {
     if (!shuffled) return contiguous(begin);
-    cudaStream_t s0 = slots_[0].stream;
-    cuda::gather_rows(xd_, order_ + begin, rows, data_.d, xb_, s0);
-    if (ld_) cuda::gather_labels(ld_, order_ + begin, rows, lb_, s0);
-    else cuda::gather_rows(yd_, order_ + begin, rows, data_.o, yb_, s0);
+    gather_batch(contiguous(0), order_ + begin, rows, data_.d, data_.o, xb_, yb_, lb_, slots_[0].stream);
     Batch b;
     b.x = xb_;
     b.y = yb_;
