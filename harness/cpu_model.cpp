@@ -14,10 +14,6 @@
 
 namespace tb {
 
-namespace {
-constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
-}
-
 bool rows_are_contiguous(const int64_t* rows, int64_t count) {
   for (int64_t i = 1; i < count; ++i) {
     if (rows[i] != rows[0] + i) return false;
@@ -37,6 +33,17 @@ CpuModel::CpuModel(const ModelSpec& m, const Dataset& data, int64_t max_rows)
   delta_prev_.resize(delta_.size());
   params_.resize(static_cast<size_t>(layout_.total));
   grad_.resize(params_.size());
+  velocity_.resize(params_.size());
+}
+
+void CpuModel::set_params(const std::vector<float>& params) {
+  params_ = params;
+  std::fill(velocity_.begin(), velocity_.end(), 0.0f);
+}
+
+void CpuModel::update(const Sgd& sgd) {
+  cpu::sgd_update(params_.data(), grad_.data(), velocity_.data(), layout_.total, sgd.lr, sgd.momentum,
+                  sgd.weight_decay);
 }
 
 BatchView CpuModel::load_batch(const int64_t* rows, int64_t count) {

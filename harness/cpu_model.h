@@ -1,7 +1,8 @@
-// harness/cpu_model.h — float32 forward/backward/loss of a model on the CPU, with
-// every buffer allocated once. Shared by cpu-omp (one process) and cpu-ddp (one
-// shard per rank). Shapes: B rows of the current batch, layer l maps in_l -> out_l;
-// acts_[l] is B x out_l, the gradient buffers are B x max_width.
+// harness/cpu_model.h — CpuModel: a float32 model on the CPU with every buffer allocated
+// once (P parameters, gradients and velocity; acts_[l] B x out_l; deltas B x max width):
+// forward, loss, backward with a per-layer "gradient ready" callback, SGD, evaluation.
+// cpu-omp is this model; cpu-ddp is this model + an MPI GradReducer. Its GPU twin, with
+// the same method names: backends/cuda_model.h. Shapes: B rows, D in, O out, P params.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,17 @@
 #include "harness/model.h"
 
 namespace tb {
+
+// Rows per forward pass when evaluating a whole set (CpuModel and CudaModel).
+inline constexpr int64_t kEvalChunk = 4096;
+
+// Plain SGD's hyper-parameters (kernels' sgd_update: v = momentum v + g + wd p; p -= lr v).
+struct Sgd {
+  float lr = 0, momentum = 0, weight_decay = 0;
+};
+inline Sgd sgd_of(const TrainOptions& opt) {
+  return Sgd{static_cast<float>(opt.lr), static_cast<float>(opt.momentum), static_cast<float>(opt.weight_decay)};
+}
 
 // Where a batch's inputs and targets live: in place in the dataset when its rows
 // are contiguous, else in the model's gather buffers.
@@ -33,6 +45,8 @@ class CpuModel {
 
   std::vector<float>& params() { return params_; }
   const std::vector<float>& params() const { return params_; }
+  // Replaces the parameters (P) and zeroes the optimizer state.
+  void set_params(const std::vector<float>& params);
   std::vector<float>& grads() { return grad_; }
   const ParamLayout& layout() const { return layout_; }
 
@@ -46,6 +60,9 @@ class CpuModel {
   // gradients of layer l (W_l and b_l) are final — last layer first — so a DDP
   // trainer can start reducing them while earlier layers are still computed.
   void backward(const float* x, int64_t count, const std::function<void(int)>& on_layer = {});
+
+  // SGD on params() from grads() (velocity kept here).
+  void update(const Sgd& sgd);
 
   // Whether fused_step() applies: one linear layer, regression, at most 16 outputs.
   bool has_fused_step() const;
@@ -68,7 +85,7 @@ class CpuModel {
   std::vector<float> x_, y_;
   std::vector<int32_t> labels_;
   std::vector<std::vector<float>> acts_;  // acts_[0] unused: the input is read in place or from x_
-  std::vector<float> delta_, delta_prev_, params_, grad_;
+  std::vector<float> delta_, delta_prev_, params_, grad_, velocity_;
 };
 
 }  // namespace tb

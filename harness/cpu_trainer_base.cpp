@@ -1,4 +1,5 @@
-// harness/cpu_trainer_base.cpp — see cpu_trainer_base.h.
+// harness/cpu_trainer_base.cpp — see cpu_trainer_base.h: the CPU trainers' epoch loop
+// (one step(s, rows, B) per batch of the plan, stopping at the first non-finite loss).
 #include "harness/cpu_trainer_base.h"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ EpochResult StepTrainer::train_epoch(const EpochPlan& plan, const StepCallback& 
   for (int64_t s = 0; s < plan.num_batches; ++s) {
     const int64_t begin = s * plan.batch;
     const int64_t count = std::min(plan.batch, plan.rows - begin);
-    const double loss = step(plan.order->data() + begin, count, count);
+    const double loss = step(s, plan.order->data() + begin, count);
     if (!std::isfinite(loss)) {
       r.nonfinite_step = s;
       break;

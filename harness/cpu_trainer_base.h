@@ -16,10 +16,10 @@ class StepTrainer : public Trainer {
   PhaseTimes take_phase_times() override;
 
  protected:
-  // One SGD step on rows[0, count) — the whole batch, or this worker's shard of a
-  // global batch of global_rows rows (gradients are scaled by 1/global_rows so
-  // shards sum to the global mean). Returns the mean loss over rows[0, count).
-  virtual double step(const int64_t* rows, int64_t count, int64_t global_rows) = 0;
+  // Step s of the epoch: one SGD step on the global batch rows[0, count) (a DDP
+  // trainer trains its shard of it; gradients are scaled by 1/count so shards sum to
+  // the global mean). Returns the mean loss over the batch.
+  virtual double step(int64_t s, const int64_t* rows, int64_t count) = 0;
 
   PhaseTimes phases_;
 };

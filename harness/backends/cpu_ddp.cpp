@@ -1,11 +1,15 @@
 // harness/backends/cpu_ddp.cpp — `cpu-ddp`: DistributedDataParallel semantics over
-// MPI, one process per rank (launched by mpirun/srun), T OpenMP threads each.
-// Per step on a global batch of B rows: rank r trains its shard (ddp_plan.h
-// shard_of) with gradients scaled by 1/B, so the sum over ranks is the global-batch
-// mean; buckets of the flat gradient buffer are all-reduced as soon as backward has
-// produced them (or all after backward with --no-overlap); every rank applies the
-// same SGD update. The step loss is summed over ranks, so a non-finite loss stops
-// every rank at the same step. Only rank 0 writes results; times are max over ranks.
+// MPI, one process per rank (launched by mpirun/srun), T OpenMP threads each: a
+// CpuModel (harness/cpu_model.h) + the MPI GradReducer (grad_reducer.h), the CPU twin
+// of cuda-ddp's CudaModel + NCCL reducer. B rows per global batch, P parameters.
+//
+// Per step: rank r trains its shard (ddp_plan.h shard_of) with gradients scaled by
+// 1/B, so the sum over ranks is the global-batch mean; backward hands each finished
+// layer to the reducer, which all-reduces buckets as they fill (or all after backward
+// with --no-overlap); every rank applies the same SGD update. The step loss is summed
+// over ranks, so a non-finite loss stops every rank at the same step. --deterministic:
+// fixed leaves and a fixed reduction tree instead. Only rank 0 writes results; times
+// are max over ranks.
 #include <omp.h>
 
 #include <algorithm>
@@ -15,12 +19,12 @@
 #include <stdexcept>
 
 #include "harness/backend.h"
+#include "harness/backends/grad_reducer.h"
 #include "harness/comm/mpi_session.h"
 #include "harness/cpu_model.h"
 #include "harness/cpu_trainer_base.h"
 #include "harness/ddp_plan.h"
 #include "harness/rank_data.h"
-#include "kernels/cpu/elementwise.h"
 
 namespace tb {
 namespace {
@@ -28,13 +32,11 @@ namespace {
 class CpuDdpTrainer final : public StepTrainer {
  public:
   CpuDdpTrainer(const Dataset& data, const TrainOptions& opt, std::shared_ptr<Communicator> comm)
-      : opt_(opt), comm_(std::move(comm)), data_(data),
+      : opt_(opt), sgd_(sgd_of(opt)), comm_(std::move(comm)), data_(data),
         // A shard has at most ceil(B / world) rows.
         model_(opt.model, data, (opt.batch + comm_->size() - 1) / comm_->size()),
-        velocity_(static_cast<size_t>(model_.layout().total)),
-        buckets_(plan_buckets(model_.layout(), opt.bucket_bytes)),
-        fault_(fault_from_env()) {
-    handles_.resize(buckets_.size());
+        reducer_(make_mpi_grad_reducer(*comm_, opt)), fault_(fault_from_env()) {
+    reducer_->bind(GradBuffer{model_.grads().data(), nullptr}, model_.layout());
     if (fault_.armed() && fault_.kind == "setup" && fault_.rank == comm_->rank()) {
       throw std::runtime_error("injected fault: rank " + std::to_string(comm_->rank()) + " failed to set up");
     }
@@ -53,15 +55,12 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
   void set_params(const std::vector<float>& params) override {
-    model_.params() = params;
+    model_.set_params(params);
     comm_->broadcast(model_.params().data(), static_cast<int64_t>(params.size()), 0);  // rank 0's copy wins
-    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
   }
   std::vector<float> params() const override { return model_.params(); }
   std::string precision() const override { return "fp32"; }
-  int64_t allreduce_bytes_per_step() const override {
-    return static_cast<int64_t>(model_.layout().total * sizeof(float));
-  }
+  int64_t allreduce_bytes_per_step() const override { return reducer_->bytes_per_step(); }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
 
@@ -76,7 +75,10 @@ class CpuDdpTrainer final : public StepTrainer {
 
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
     omp_set_num_threads(opt_.threads);
-    return StepTrainer::train_epoch(plan, on_step);
+    reducer_->begin_epoch(plan.num_batches);
+    const EpochResult r = StepTrainer::train_epoch(plan, on_step);
+    busy_s_ += reducer_->epoch_busy_seconds();
+    return r;
   }
 
   // Each rank evaluates its rows (rank_data.h eval_ranges); sums are combined. Also checks that
@@ -101,10 +103,10 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
  protected:
-  double step(const int64_t* rows, int64_t count, int64_t global_rows) override {
+  double step(int64_t s, const int64_t* rows, int64_t count) override {
     ++steps_;
     try {
-      return step_or_throw(rows, count, global_rows);
+      return step_or_throw(s, rows, count);
     } catch (const std::exception& e) {
       // The other ranks are (or soon will be) waiting in a collective for us:
       // end the whole job now rather than letting the watchdog find out.
@@ -114,83 +116,53 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
  private:
-  double step_or_throw(const int64_t* rows, int64_t count, int64_t global_rows) {
+  bool nan_fault() const {
+    return fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step;
+  }
+
+  // Step s on this rank's shard of the global batch rows[0, count).
+  double step_or_throw(int64_t s, const int64_t* rows, int64_t count) {
     if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
       inject_fault(fault_.kind, comm_->rank(), steps_);
     }
-    if (opt_.deterministic) return deterministic_step(rows, count, global_rows);
+    if (opt_.deterministic) return deterministic_step(rows, count);
     Stopwatch sw;
-    const Shard s = shard_of(count, comm_->rank(), comm_->size());
-    const int64_t local = s.end - s.begin;
+    const Shard sh = shard_of(count, comm_->rank(), comm_->size());
+    const int64_t local = sh.end - sh.begin;
     double loss_sum = 0;
-    std::vector<float>& grads = model_.grads();
-    // With overlap, every bucket but the last is started as soon as it is ready.
-    // The last one has no backward work left to hide behind, so it goes through the
-    // blocking all-reduce below (MPI's tuned blocking algorithms beat its
-    // non-blocking ones; with one bucket this equals --no-overlap).
-    const size_t last = buckets_.size() - 1;
-    auto issue = [&](size_t k) {
-      if (!opt_.overlap || k == last) return;
-      const Bucket& b = buckets_[k];
-      Stopwatch c;
-      handles_[k] = comm_->iallreduce_sum(grads.data() + b.offset, b.count);
-      busy_s_ += c.seconds();
-    };
     if (local > 0) {
-      const BatchView bv = model_.load_batch(rows + s.begin, local);
+      const BatchView bv = model_.load_batch(rows + sh.begin, local);
       if (bv.gathered) phases_.transfer_s += sw.lap();
       const bool fused = model_.has_fused_step();  // linear regression: one pass, as cpu-omp
       if (fused) {
-        loss_sum = model_.fused_step(bv, local, global_rows);
+        loss_sum = model_.fused_step(bv, local, count);  // one layer: its one bucket goes in finish()
       } else {
         model_.forward(bv.x, local);
-        loss_sum = model_.loss(bv, local, global_rows, true, nullptr);
+        loss_sum = model_.loss(bv, local, count, true, nullptr);
       }
-      if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
-        loss_sum = std::numeric_limits<double>::quiet_NaN();
-      }
+      if (nan_fault()) loss_sum = std::numeric_limits<double>::quiet_NaN();
       phases_.forward_s += sw.lap();
-      size_t next = 0;  // buckets are issued in their fixed order as they become ready
-      double polled = 0;  // time inside MPI progress polls during backward
-      if (fused) {
-        while (next < buckets_.size()) issue(next++);  // one layer: every bucket is ready now
-      } else {
-        model_.backward(bv.x, local, [&](int layer) {
-          while (next < buckets_.size() && buckets_[next].first_layer == layer) issue(next++);
-          // Open MPI progresses a non-blocking all-reduce only inside MPI calls: this
-          // one is all-reduce time (busbw's t, README) and exposed communication
-          // (comm_s), not backward's.
-          Stopwatch p;
-          comm_->poke();
-          polled += p.seconds();
-        });
-        busy_s_ += polled;
+      if (!fused) {
+        model_.backward(bv.x, local, [this, s](int layer) { reducer_->layer_ready(s, layer); });
+        const double polled = reducer_->take_progress_seconds();  // MPI progress: communication
         phases_.comm_s += polled;
         phases_.backward_s += sw.lap() - polled;
       }
     } else {
       // An empty shard (global batch smaller than the world) contributes zero.
-      std::fill(grads.begin(), grads.end(), 0.0f);
-      for (size_t k = 0; k < buckets_.size(); ++k) issue(k);
+      std::fill(model_.grads().begin(), model_.grads().end(), 0.0f);
       sw.lap();
     }
-    // Exposed communication: what is left to wait for (overlap), or everything.
+    // Exposed communication: what is left of the gradient buckets (the reducer counts
+    // those as busbw's t), then the 8-byte loss sum (not all-reduce bandwidth).
     Stopwatch c;
-    for (size_t k = 0; k < buckets_.size(); ++k) {
-      if (opt_.overlap && k != last) comm_->wait(handles_[k]);
-      else comm_->allreduce_sum(grads.data() + buckets_[k].offset, buckets_[k].count);
-    }
-    const double reduced = c.seconds();  // the gradient buckets: busbw's t
+    reducer_->finish(s);
     double loss = loss_sum;
     comm_->allreduce_sum(&loss, 1);
-    const double waited = c.seconds();  // + the 8-byte loss sum: exposed communication
-    busy_s_ += reduced;
     ++busy_steps_;
-    phases_.comm_s += waited;
+    phases_.comm_s += c.seconds();
     sw.lap();
-    cpu::sgd_update(model_.params().data(), grads.data(), velocity_.data(), model_.layout().total,
-                    static_cast<float>(opt_.lr), static_cast<float>(opt_.momentum),
-                    static_cast<float>(opt_.weight_decay));
+    model_.update(sgd_);
     phases_.optimizer_s += sw.lap();
     // The per-row mean over the global batch; the base class checks it is finite.
     return loss / static_cast<double>(count);
@@ -199,7 +171,7 @@ class CpuDdpTrainer final : public StepTrainer {
   // --deterministic: this rank's leaves one by one, then every leaf gradient on
   // every rank, added in the fixed tree (ddp_plan.h). Bitwise equal for any world
   // size dividing kLeaves, at the price of an all-gather of kLeaves x P floats.
-  double deterministic_step(const int64_t* rows, int64_t count, int64_t global_rows) {
+  double deterministic_step(const int64_t* rows, int64_t count) {
     Stopwatch sw;
     const int64_t p = model_.layout().total;
     const int per_rank = kLeaves / comm_->size();
@@ -216,10 +188,8 @@ class CpuDdpTrainer final : public StepTrainer {
       const BatchView bv = model_.load_batch(rows + leaf.begin, local);
       if (bv.gathered) phases_.transfer_s += sw.lap();
       model_.forward(bv.x, local);
-      leaf_loss_[k] = model_.loss(bv, local, global_rows, true, nullptr);
-      if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
-        leaf_loss_[k] = std::numeric_limits<double>::quiet_NaN();
-      }
+      leaf_loss_[k] = model_.loss(bv, local, count, true, nullptr);
+      if (nan_fault()) leaf_loss_[k] = std::numeric_limits<double>::quiet_NaN();
       phases_.forward_s += sw.lap();
       model_.backward(bv.x, local);
       std::copy(grads.begin(), grads.end(), out);
@@ -235,19 +205,18 @@ class CpuDdpTrainer final : public StepTrainer {
     sw.lap();
     tree_sum(all_grads_.data(), kLeaves, p);
     tree_sum(all_loss_.data(), kLeaves, 1);
-    cpu::sgd_update(model_.params().data(), all_grads_.data(), velocity_.data(), p, static_cast<float>(opt_.lr),
-                    static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay));
+    std::copy(all_grads_.begin(), all_grads_.begin() + p, grads.begin());
+    model_.update(sgd_);
     phases_.optimizer_s += sw.lap();
     return all_loss_[0] / static_cast<double>(count);
   }
 
   TrainOptions opt_;
+  Sgd sgd_;
   std::shared_ptr<Communicator> comm_;
   const Dataset& data_;
   CpuModel model_;
-  std::vector<float> velocity_;
-  std::vector<Bucket> buckets_;
-  std::vector<int> handles_;
+  std::unique_ptr<GradReducer> reducer_;  // binds model_'s gradients
   std::vector<float> leaf_grads_, all_grads_;  // deterministic mode: (kLeaves / N) x P and kLeaves x P
   std::vector<double> leaf_loss_, all_loss_;
   Fault fault_;

@@ -1,14 +1,12 @@
-// harness/backends/cpu_omp.cpp — `cpu-omp`: float32 training on OpenMP threads.
-// The math lives in CpuModel (harness/cpu_model.cpp); this file adds the SGD step
-// and phase timing. All buffers are sized once: no allocation inside the step.
+// harness/backends/cpu_omp.cpp — `cpu-omp`: float32 training on OpenMP threads: one
+// CpuModel (harness/cpu_model.h) on the whole batch of B rows. This file is the step
+// (gather, forward + loss, backward, SGD) and its phase timing; all buffers are sized
+// once in the model: no allocation inside the step. Its GPU twin: backends/cuda.cpp.
 #include <omp.h>
-
-#include <algorithm>
 
 #include "harness/backend.h"
 #include "harness/cpu_model.h"
 #include "harness/cpu_trainer_base.h"
-#include "kernels/cpu/elementwise.h"
 
 namespace tb {
 namespace {
@@ -16,12 +14,9 @@ namespace {
 class CpuOmpTrainer final : public StepTrainer {
  public:
   CpuOmpTrainer(const Dataset& data, const TrainOptions& opt)
-      : opt_(opt), model_(opt.model, data, opt.batch), velocity_(static_cast<size_t>(model_.layout().total)) {}
+      : opt_(opt), sgd_(sgd_of(opt)), model_(opt.model, data, opt.batch) {}
 
-  void set_params(const std::vector<float>& params) override {
-    model_.params() = params;
-    std::fill(velocity_.begin(), velocity_.end(), 0.0f);
-  }
+  void set_params(const std::vector<float>& params) override { model_.set_params(params); }
   std::vector<float> params() const override { return model_.params(); }
   std::string precision() const override { return "fp32"; }
 
@@ -36,33 +31,31 @@ class CpuOmpTrainer final : public StepTrainer {
   }
 
  protected:
-  double step(const int64_t* rows, int64_t count, int64_t global_rows) override {
+  double step(int64_t, const int64_t* rows, int64_t count) override {
     Stopwatch sw;
     const BatchView b = model_.load_batch(rows, count);
     if (b.gathered) phases_.transfer_s += sw.lap();
     double loss_sum = 0;
     if (model_.has_fused_step()) {
       // Linear regression: one pass over the batch; forward_s holds the backward too.
-      loss_sum = model_.fused_step(b, count, global_rows);
+      loss_sum = model_.fused_step(b, count, count);
       phases_.forward_s += sw.lap();
     } else {
       model_.forward(b.x, count);
-      loss_sum = model_.loss(b, count, global_rows, true, nullptr);
+      loss_sum = model_.loss(b, count, count, true, nullptr);
       phases_.forward_s += sw.lap();
       model_.backward(b.x, count);
       phases_.backward_s += sw.lap();
     }
-    cpu::sgd_update(model_.params().data(), model_.grads().data(), velocity_.data(), model_.layout().total,
-                    static_cast<float>(opt_.lr), static_cast<float>(opt_.momentum),
-                    static_cast<float>(opt_.weight_decay));
+    model_.update(sgd_);
     phases_.optimizer_s += sw.lap();
     return loss_sum / static_cast<double>(count);
   }
 
  private:
   TrainOptions opt_;
+  Sgd sgd_;
   CpuModel model_;
-  std::vector<float> velocity_;
 };
 
 class CpuOmpBackend final : public Backend {

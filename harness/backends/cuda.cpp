@@ -1,9 +1,10 @@
-// harness/backends/cuda.cpp — `cuda`: one GPU, cuBLAS GEMMs + our fused kernels.
-// Parameters, gradients, optimizer state and activations live on the device; every
-// buffer is allocated in the constructor (no allocation and no host sync inside a
-// step: the loss of each step is accumulated on the device and read once per
-// epoch). Shapes: B rows per batch, layer l maps in_l -> out_l, D in, O out.
+// harness/backends/cuda.cpp — `cuda`: one GPU = one CudaModel (cuda_model.h: the math,
+// parameters, gradients, optimizer state, activations) + data placement, the GPU twin of
+// cpu-omp; with a communicator and the NCCL GradReducer also one rank of cuda-ddp
+// (cuda_parallel.h). Shapes: B rows per batch, D in, O out, P parameters.
 //
+// Every buffer is allocated in the constructor (no allocation and no host sync inside
+// a step: the loss of each step is accumulated on the device and read once per epoch).
 // Data placement: `device` uploads the dataset at the start of each repetition
 // (timed as transfer) and gathers/reads batches on the device; `host` registers the
 // host dataset as pinned, mapped memory and a copy stream stages batch s+1 into one
@@ -11,39 +12,33 @@
 // the buffers: cuda_staging.h).
 // Timing: CUDA events recorded in-stream at each phase boundary, read after the
 // epoch's single synchronisation. --cuda-graph captures forward+loss+backward+update
-// of a full batch once and replays it (per-phase split then not measured).
-#include <cublas_v2.h>
+// of a full batch once per input address and replays it (CudaModel::graphed_step;
+// per-phase split then not measured).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/backend.h"
+#include "harness/backends/cuda_model.h"
 #include "harness/backends/cuda_parallel.h"
 #include "harness/backends/cuda_staging.h"
 #include "harness/backends/cuda_upload.h"
-#include "harness/backends/device_arena.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/rank_data.h"
 #include "harness/step_losses.h"
 #include "harness/transfer_schedule.h"
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/elementwise.h"
-#include "kernels/cuda/gemm.h"
 
 namespace tb {
 namespace {
 
-constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
-// cuBLAS's fixed workspace: it must not allocate while a CUDA graph is captured.
-constexpr int64_t kCublasWorkspaceBytes = int64_t{32} << 20;
 // --cuda-graph with unshuffled resident data: one graph per step up to this many
 // steps per epoch (each an eager step, a capture and an instantiation in the first
 // epoch, and device memory for its nodes that no GPU run has measured yet), else a copy
@@ -57,7 +52,7 @@ constexpr int kMarks = 6;
 class CudaTrainer final : public Trainer {
  public:
   CudaTrainer(const Dataset& data, const TrainOptions& opt, CudaParallel parallel)
-      : data_(data), opt_(opt), layout_(make_layout(opt.model)), par_(std::move(parallel)) {
+      : data_(data), opt_(opt), sgd_(sgd_of(opt)), par_(std::move(parallel)) {
     if (par_.world) {
       rank_ = par_.world->rank();
       world_size_ = par_.world->size();
@@ -92,73 +87,54 @@ class CudaTrainer final : public Trainer {
   ~CudaTrainer() override { release(); }
 
  private:
-  // The constructor's work: streams, cuBLAS handle, events, device and pinned memory,
-  // host registrations — each recorded in a member as soon as it exists, for release().
+  // The constructor's work: the model (stream, cuBLAS handle, buffers), the copy
+  // stream, events, batch staging, device and pinned memory, host registrations — each
+  // recorded in a member as soon as it exists, for release().
   void acquire() {
     const Dataset& data = data_;
     const TrainOptions& opt = opt_;
     TB_CUDA_CHECK(cudaSetDevice(opt.device));
-    const ModelSpec& m = opt.model;
     const int64_t D = data.d, O = data.o, n = data.n;
     const bool cls = data.task == Task::kClassification;
     max_rows_ = std::max(opt.batch, std::min(kEvalChunk, n));
-    // The device accumulates the per-element MSE sum: a per-row loss needs / O.
-    loss_per_row_div_ = cls ? 1.0 : static_cast<double>(O);
     check_memory_fits();
 
-    TB_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    model_ = std::make_unique<CudaModel>(opt.model, opt.device, model_size(), opt.precision == "tf32");
+    compute_ = model_->stream();
+    DeviceArena& arena = model_->arena();
     TB_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
-    TB_CUBLAS_CHECK(cublasCreate(&cublas_));
-    cuda::set_tf32(cublas_, opt.precision == "tf32");
-    // A fixed workspace: cuBLAS must not allocate while a CUDA graph is captured.
-    // cublasSetStream resets the workspace, so the stream is set first (and
-    // tb::cuda::gemm only calls it again when the stream changes, which it never does).
-    TB_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
-    TB_CUBLAS_CHECK(cublasSetWorkspace(cublas_, arena_.alloc<char>(kCublasWorkspaceBytes), kCublasWorkspaceBytes));
-
-    params_ = arena_.alloc<float>(layout_.total);
-    grads_ = arena_.alloc<float>(layout_.total);
-    velocity_ = arena_.alloc<float>(layout_.total);
-    acts_.assign(m.layers.size(), nullptr);
-    for (size_t l = 1; l < m.layers.size(); ++l) acts_[l] = arena_.alloc<float>(max_rows_ * m.layers[l]);
-    delta_ = arena_.alloc<float>(max_rows_ * m.max_width());
-    delta_prev_ = arena_.alloc<float>(max_rows_ * m.max_width());
-    staging_.acquire(arena_, max_rows_, D, O, cls);
-    order_ = arena_.alloc<int64_t>(n);
+    staging_.acquire(arena, max_rows_, D, O, cls);
+    order_ = arena.alloc<int64_t>(n);
     max_steps_ = (n + opt.batch - 1) / opt.batch;
-    step_loss_ = arena_.alloc<double>(max_steps_ + 2);  // + eval loss sum and graph scratch
-    hits_ = arena_.alloc<unsigned long long>(1);
+    step_loss_ = arena.alloc<double>(max_steps_);
     TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&step_loss_host_),
-                                 sizeof(double) * static_cast<size_t>(max_steps_ + 2)));
+                                 sizeof(double) * static_cast<size_t>(max_steps_)));
 
     if (opt.data_on_device) {  // the rows this process holds (a DDP rank: its rows, rank_data.h)
       const int64_t held = data.held_rows();
-      xd_ = arena_.alloc<float>(held * D);
-      if (cls) ld_ = arena_.alloc<int32_t>(held);
-      else yd_ = arena_.alloc<float>(held * O);
+      xd_ = arena.alloc<float>(held * D);
+      if (cls) ld_ = arena.alloc<int32_t>(held);
+      else yd_ = arena.alloc<float>(held * O);
     } else {
       // Pinned + mapped: the copy stream reads batches straight from host memory.
       register_host(data.x.data(), data.x.size() * sizeof(float), &xd_);
       if (cls) register_host(data.labels.data(), data.labels.size() * sizeof(int32_t), &ld_);
       else register_host(data.y.data(), data.y.size() * sizeof(float), &yd_);
     }
-    if (par_.reducer) par_.reducer->bind(grads_, layout_);
+    if (par_.reducer) par_.reducer->bind(GradBuffer{model_->grads(), compute_}, model_->layout());
     marks_.resize(static_cast<size_t>(max_steps_ * kMarks));
     for (cudaEvent_t& e : marks_) TB_CUDA_CHECK(cudaEventCreate(&e));
     TB_CUDA_CHECK(cudaEventCreate(&upload_start_));
     TB_CUDA_CHECK(cudaEventCreate(&upload_end_));
   }
 
-  // Everything acquire() got, however far it went (the device arena frees itself).
+  // Everything acquire() got, however far it went; the model last (it frees the memory).
   void release() noexcept {
     cudaSetDevice(opt_.device);
     // After an error mid-epoch, queued work may still read the mapped host data or
     // write the pinned loss buffer: drain both streams before releasing them.
     if (copy_) TB_CUDA_WARN(cudaStreamSynchronize(copy_));
     if (compute_) TB_CUDA_WARN(cudaStreamSynchronize(compute_));
-    for (const auto& [input, g] : graphs_) {
-      if (g) TB_CUDA_WARN(cudaGraphExecDestroy(g));
-    }
     for (cudaEvent_t e : marks_) {
       if (e) TB_CUDA_WARN(cudaEventDestroy(e));
     }
@@ -167,9 +143,9 @@ class CudaTrainer final : public Trainer {
     if (upload_end_) TB_CUDA_WARN(cudaEventDestroy(upload_end_));
     for (void* p : registered_) TB_CUDA_WARN(cudaHostUnregister(p));
     if (step_loss_host_) TB_CUDA_WARN(cudaFreeHost(step_loss_host_));
-    if (cublas_) cublasDestroy(cublas_);
-    if (compute_) TB_CUDA_WARN(cudaStreamDestroy(compute_));
     if (copy_) TB_CUDA_WARN(cudaStreamDestroy(copy_));
+    model_.reset();
+    compute_ = copy_ = nullptr;
   }
 
  public:
@@ -177,23 +153,16 @@ class CudaTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaSetDevice(opt_.device));
     std::vector<float> params = params_in;
     if (par_.world) par_.world->broadcast(params.data(), static_cast<int64_t>(params.size()), 0);  // rank 0's wins
-    TB_CUDA_CHECK(cudaMemcpyAsync(params_, params.data(), params.size() * sizeof(float), cudaMemcpyHostToDevice,
-                                  compute_));
-    TB_CUDA_CHECK(cudaMemsetAsync(velocity_, 0, params.size() * sizeof(float), compute_));
+    model_->set_params(params);
     TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
     needs_upload_ = opt_.data_on_device;  // each repetition starts by uploading its data
   }
 
-  std::vector<float> params() const override {
-    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
-    std::vector<float> p(static_cast<size_t>(layout_.total));
-    TB_CUDA_CHECK(cudaMemcpy(p.data(), params_, p.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    return p;
-  }
+  std::vector<float> params() const override { return model_->read_params(); }
 
   std::string precision() const override { return opt_.precision; }
   std::string devices() const override { return devices_; }
-  int64_t peak_device_mem_bytes() const override { return arena_.held_bytes(); }
+  int64_t peak_device_mem_bytes() const override { return model_->arena().held_bytes(); }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
@@ -286,38 +255,24 @@ class CudaTrainer final : public Trainer {
     // Every rank sees the global step losses, so all stop at the same non-finite step.
     if (par_.world) par_.world->allreduce_sum(step_loss_host_, plan.num_batches);
 
-    return epoch_result_from_sums(step_loss_host_, plan, loss_per_row_div_, on_step);
+    return epoch_result_from_sums(step_loss_host_, plan, model_->loss_per_row(), on_step);
   }
 
   EvalResult evaluate() override {
     TB_CUDA_CHECK(cudaSetDevice(opt_.device));
     if (needs_upload_) upload();
-    double* sum = step_loss_ + max_steps_;
-    TB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), compute_));
-    TB_CUDA_CHECK(cudaMemsetAsync(hits_, 0, sizeof(unsigned long long), compute_));
-    const int64_t chunk = std::min(kEvalChunk, max_rows_);
     // Each rank evaluates its rows (rank_data.h): one range of held rows when unshuffled.
-    for (const Shard& mine : eval_ranges(data_, opt_.batch, rank_, world_size_)) {
-      for (int64_t r0 = mine.begin; r0 < mine.end; r0 += chunk) {
-        const int64_t cnt = std::min(chunk, mine.end - r0);
-        const Batch b = contiguous(r0);
-        forward(b.x, cnt);
-        loss(b, cnt, cnt, nullptr, sum, hits_);
-      }
-    }
     double loss_sum = 0;
-    unsigned long long hits = 0;
-    TB_CUDA_CHECK(cudaMemcpyAsync(&loss_sum, sum, sizeof loss_sum, cudaMemcpyDeviceToHost, compute_));
-    TB_CUDA_CHECK(cudaMemcpyAsync(&hits, hits_, sizeof hits, cudaMemcpyDeviceToHost, compute_));
-    TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    int64_t hits = 0;
+    model_->evaluate_rows(contiguous(0), eval_ranges(data_, opt_.batch, rank_, world_size_), &loss_sum, &hits);
     if (par_.world) {
       double sums[2] = {loss_sum, static_cast<double>(hits)};
       par_.world->allreduce_sum(sums, 2);
       loss_sum = sums[0];
-      hits = static_cast<unsigned long long>(sums[1]);
+      hits = static_cast<int64_t>(sums[1]);
     }
     EvalResult e;
-    e.loss = loss_sum / (static_cast<double>(data_.n) * loss_per_row_div_);
+    e.loss = loss_sum / (static_cast<double>(data_.n) * model_->loss_per_row());
     if (data_.task == Task::kClassification) e.accuracy = static_cast<double>(hits) / static_cast<double>(data_.n);
     return e;
   }
@@ -325,14 +280,14 @@ class CudaTrainer final : public Trainer {
  private:
   using Batch = DeviceBatch;
 
+  // The model: activations and deltas for a batch (this rank's shard fits) or an evaluation chunk.
+  CudaModelSize model_size() const { return CudaModelSize{max_rows_, max_rows_, false}; }
 
   // Bytes the constructor will allocate; refuses early with the numbers when they cannot fit.
   void check_memory_fits() const {
-    const ModelSpec& m = opt_.model;
-    int64_t floats = 3 * layout_.total + 2 * max_rows_ * m.max_width() + 2 * max_rows_ * (data_.d + data_.o);
-    for (size_t l = 1; l < m.layers.size(); ++l) floats += max_rows_ * m.layers[l];
+    int64_t floats = 2 * max_rows_ * (data_.d + data_.o);  // the staging buffers
     if (opt_.data_on_device) floats += data_.held_rows() * (data_.d + data_.o);
-    const int64_t bytes = floats * 4 + data_.n * 8 + kCublasWorkspaceBytes;
+    const int64_t bytes = CudaModel::device_bytes(opt_.model, model_size()) + floats * 4 + data_.n * 8;
     size_t free_b = 0, total_b = 0;
     TB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (static_cast<size_t>(bytes) > free_b) {
@@ -371,9 +326,10 @@ class CudaTrainer final : public Trainer {
   }
 
   // Device placement: a batch is read in place when unshuffled, else gathered on
-  // the device into staging buffer 0. A graphed step reads in place too (one graph
-  // per step, replay_step) unless the epoch has more than kMaxStepGraphs full batches:
-  // then every step's rows are first copied into buffer 0, one graph for all.
+  // the device into staging buffer 0. A graphed step reads in place too (a graph per
+  // input address: one per step, so no copy precedes the replay) unless the epoch has
+  // more than kMaxStepGraphs full batches: then every step's rows are first copied into
+  // buffer 0, one graph for all.
   Batch device_batch(const EpochPlan& plan, int64_t begin, int64_t count, bool shuffled) {
     const bool graphed = opt_.cuda_graph && count == plan.batch;
     if (!shuffled && (!graphed || plan.num_batches <= kMaxStepGraphs)) return contiguous(host_order_[begin]);
@@ -386,27 +342,30 @@ class CudaTrainer final : public Trainer {
   // replayed from a graph for full batches with --cuda-graph (one GPU only).
   void train_step(const Batch& b, int64_t count, int64_t global, int64_t full_batch, int64_t s) {
     cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+    CudaModel& m = *model_;
     if (opt_.cuda_graph && count == full_batch) {
-      replay_step(b, count, s);
+      m.graphed_step(b, count, sgd_, step_loss_ + s);
       for (int k = 2; k < kMarks; ++k) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
       return;
     }
     if (count > 0) {
-      forward(b.x, count);
-      loss(b, count, global, delta_, step_loss_ + s, nullptr);
+      m.forward(b.x, count);
+      m.loss(b, count, global, m.delta(), step_loss_ + s, nullptr);
       TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
-      backward(b.x, count, s);
+      // A data-parallel rank hands each finished layer to the reducer.
+      if (par_.reducer) m.backward(b.x, count, [this, s](int layer) { par_.reducer->layer_ready(s, layer); });
+      else m.backward(b.x, count);
     } else {  // an empty shard (global batch smaller than the world) contributes zeros
-      TB_CUDA_CHECK(cudaMemsetAsync(grads_, 0, static_cast<size_t>(layout_.total) * sizeof(float), compute_));
+      TB_CUDA_CHECK(cudaMemsetAsync(m.grads(), 0, static_cast<size_t>(m.layout().total) * sizeof(float), compute_));
       TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
       if (par_.reducer) {
-        for (int l = opt_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l, compute_);
+        for (int l = opt_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l);
       }
     }
     TB_CUDA_CHECK(cudaEventRecord(mk[3], compute_));
-    if (par_.reducer) par_.reducer->finish(s, compute_);
+    if (par_.reducer) par_.reducer->finish(s);
     TB_CUDA_CHECK(cudaEventRecord(mk[4], compute_));
-    update();
+    m.update(sgd_);
     TB_CUDA_CHECK(cudaEventRecord(mk[5], compute_));
   }
 
@@ -422,99 +381,6 @@ class CudaTrainer final : public Trainer {
     } else if (fault_.step == steps_) {
       inject_fault(fault_.kind, rank_, steps_);
     }
-  }
-
-  // acts_[l] for l = 1..L from x (count x D): Z = A W^T (GEMM NT), then bias (+ReLU).
-  void forward(const float* x, int64_t count) {
-    const int L = opt_.model.num_layers();
-    for (int l = 0; l < L; ++l) {
-      const LayerView& v = layout_.layers[l];
-      const float* a = l == 0 ? x : acts_[l];
-      cuda::gemm(cublas_, false, true, count, v.out, v.in, 1.0f, a, v.in, params_ + v.w_offset, v.in, 0.0f,
-                 acts_[l + 1], v.out, compute_);
-      cuda::bias_act_forward(acts_[l + 1], params_ + v.b_offset, count, v.out, l + 1 < L, compute_);
-    }
-  }
-
-  // Adds the batch's loss sum into *sum (MSE: the sum over all B x O elements;
-  // cross-entropy: over the B rows) and writes dZ_L, scaled for the mean over the
-  // global batch, into grad (nullptr: evaluation only).
-  void loss(const Batch& b, int64_t count, int64_t global_rows, float* grad, double* sum, unsigned long long* hits) {
-    const int64_t O = data_.o;
-    const float* out = acts_.back();
-    if (data_.task == Task::kRegression) {
-      cuda::mse_loss_grad(out, b.y, count, O, 1.0f / static_cast<float>(global_rows * O), grad, sum, compute_);
-    } else {
-      cuda::softmax_xent_loss_grad(out, b.labels, count, O, 1.0f / static_cast<float>(global_rows), grad, sum, hits,
-                                   compute_);
-    }
-  }
-
-  // Gradients from delta_ = dZ_L: dW = dZ^T A (TN), db = column sums, dA = dZ W (NN)
-  // masked by ReLU. A data-parallel rank hands each finished layer to the reducer.
-  void backward(const float* x, int64_t count, int64_t step = 0) {
-    float* d = delta_;
-    float* dp = delta_prev_;
-    for (int l = opt_.model.num_layers() - 1; l >= 0; --l) {
-      const LayerView& v = layout_.layers[l];
-      const float* a = l == 0 ? x : acts_[l];
-      cuda::gemm(cublas_, true, false, v.out, v.in, count, 1.0f, d, v.out, a, v.in, 0.0f, grads_ + v.w_offset, v.in,
-                 compute_);
-      cuda::column_sum(d, count, v.out, grads_ + v.b_offset, compute_);
-      if (par_.reducer) par_.reducer->layer_ready(step, l, compute_);
-      if (l == 0) break;
-      cuda::gemm(cublas_, false, false, count, v.in, v.out, 1.0f, d, v.out, params_ + v.w_offset, v.in, 0.0f, dp,
-                 v.in, compute_);
-      cuda::relu_backward(dp, a, count, v.in, compute_);
-      std::swap(d, dp);
-    }
-  }
-
-  void update() {
-    cuda::sgd_update(params_, grads_, velocity_, layout_.total, static_cast<float>(opt_.lr),
-                     static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay), compute_);
-  }
-
-  // --cuda-graph: forward + loss + backward + update of a full batch read from b,
-  // captured once per input address: a staging buffer (host placement alternates
-  // two; shuffled rows are gathered into one) or, for unshuffled resident data, the
-  // step's own rows (so no copy precedes the replay). The step's loss lands in a
-  // scratch slot that a small copy moves to step_loss_[s] after each replay.
-  void replay_step(const Batch& b, int64_t count, int64_t s) {
-    double* scratch = step_loss_ + max_steps_ + 1;
-    cudaGraphExec_t& exec = graphs_[b.x];
-    if (!exec) {
-      // One eager forward + loss + backward first (as PyTorch advises before capture):
-      // every kernel is loaded and cuBLAS has chosen and set up its algorithms for
-      // these shapes before the capture begins, so nothing capture-unsafe happens
-      // inside it. It writes only scratch (activations, deltas, gradients, the scratch
-      // loss, which the graph zeroes again); the parameters change only in replays.
-      forward(b.x, count);
-      loss(b, count, count, delta_, scratch, nullptr);
-      backward(b.x, count);
-      cudaGraph_t graph = nullptr;
-      TB_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
-      try {
-        TB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(double), compute_));
-        forward(b.x, count);
-        loss(b, count, count, delta_, scratch, nullptr);
-        backward(b.x, count);
-        update();
-      } catch (...) {
-        // Leave the stream out of capture mode, or release()'s synchronisation (and
-        // every later use of the stream) fails with a second, confusing error.
-        cudaGraph_t partial = nullptr;
-        if (cudaStreamEndCapture(compute_, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
-        cudaGetLastError();
-        throw;
-      }
-      TB_CUDA_CHECK(cudaStreamEndCapture(compute_, &graph));
-      const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
-      TB_CUDA_WARN(cudaGraphDestroy(graph));
-      TB_CUDA_CHECK(inst);
-    }
-    TB_CUDA_CHECK(cudaGraphLaunch(exec, compute_));
-    TB_CUDA_CHECK(cudaMemcpyAsync(step_loss_ + s, scratch, sizeof(double), cudaMemcpyDeviceToDevice, compute_));
   }
 
   // Event-timed phases of every step of the epoch. A graphed step is one launch:
@@ -536,28 +402,23 @@ class CudaTrainer final : public Trainer {
 
   const Dataset& data_;
   TrainOptions opt_;
-  ParamLayout layout_;
+  Sgd sgd_;
   int64_t max_rows_ = 0, max_steps_ = 0;
-  DeviceArena arena_;
-  cudaStream_t compute_ = nullptr, copy_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
-  float *params_ = nullptr, *grads_ = nullptr, *velocity_ = nullptr, *delta_ = nullptr, *delta_prev_ = nullptr;
-  std::vector<float*> acts_;
+  std::unique_ptr<CudaModel> model_;  // this GPU's model; its arena holds every device buffer below
+  cudaStream_t compute_ = nullptr;    // the model's stream
+  cudaStream_t copy_ = nullptr;       // host placement: stages batches
   BatchStaging staging_;  // two batch buffers and their staged/consumed events
   float* xd_ = nullptr;     // dataset X on the device, or the mapped view of the host copy
   float* yd_ = nullptr;
   int32_t* ld_ = nullptr;
   int64_t* order_ = nullptr;            // the epoch's order on the device (gathers)
   const int64_t* host_order_ = nullptr;  // the same on the host, for the current epoch
-  double* step_loss_ = nullptr;  // [max_steps_] per-step sums, then eval sum, then graph scratch
-  double* step_loss_host_ = nullptr;
-  unsigned long long* hits_ = nullptr;
+  double* step_loss_ = nullptr;       // [max_steps_] per-step loss sums
+  double* step_loss_host_ = nullptr;  // their pinned readback
   cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr;
   std::vector<cudaEvent_t> marks_;
   std::vector<void*> registered_;
-  std::map<const float*, cudaGraphExec_t> graphs_;  // --cuda-graph: by input rows (replay_step)
   std::string devices_;  // the devices column: this GPU, or every rank's (rank_devices)
-  double loss_per_row_div_ = 1;
   bool needs_upload_ = false;
   PhaseTimes phases_;
   CudaParallel par_;

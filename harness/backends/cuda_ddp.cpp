@@ -1,236 +1,22 @@
-// harness/backends/cuda_ddp.cpp — `cuda-ddp`: DistributedDataParallel semantics
-// over NCCL, one process per GPU, launched by MPI (mpirun/srun). The single-GPU
-// trainer (backends/cuda.cpp) does the math on this rank's shard of every global
-// batch; this file adds the NCCL gradient reducer: the flat gradient buffer is cut
-// into buckets (ddp_plan.h), and each bucket's in-place ncclAllReduce is enqueued on
-// a communication stream as soon as backward has produced it (--no-overlap: all
-// after backward); the compute stream waits for the last one before the update.
-// Bootstrap: rank 0's ncclUniqueId shared over MPI; GPU = node-local rank.
-// Faults: a non-blocking communicator and a watchdog thread that polls NCCL's async
-// error and the step's completion; past --comm-timeout it aborts the communicator
-// and ends the process, and mpirun ends the rest of the job.
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
-#include <array>
-#include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
-#include <thread>
+// harness/backends/cuda_ddp.cpp — `cuda-ddp`: DistributedDataParallel semantics over
+// NCCL, one process per GPU, launched by MPI: the `cuda` trainer (backends/cuda.cpp, a
+// CudaModel on this rank's shard of every global batch) + the NCCL GradReducer
+// (nccl_grad_reducer.cpp). GPU = node-local rank (or the one GPU a rank sees); two
+// ranks on one GPU are refused by every rank at once.
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "harness/backend.h"
 #include "harness/backends/cuda_parallel.h"
+#include "harness/backends/grad_reducer.h"
 #include "harness/comm/mpi_session.h"
 #include "harness/comm/nccl_bootstrap.h"
-#include "harness/ddp_plan.h"
 #include "harness/host_info.h"
-#include "kernels/cuda/check.h"
-#include "kernels/cuda/nccl_check.h"
+#include "kernels/error.h"
 
 namespace tb {
 namespace {
-
-// TB_NCCL_CHECK for calls on this rank's non-blocking communicator: checks the call's
-// result once it has settled (wait_nccl, below).
-#define TB_NCCL_CHECK_SETTLED(stmt) TB_NCCL_CHECK_RESULT(wait_nccl(comm_, (stmt), timeout_s_), #stmt)
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// A non-blocking communicator may answer ncclInProgress; the call has then been
-// accepted and completes (or fails) asynchronously: poll until it settles. A call
-// that does not settle within the deadline (a peer died during setup) aborts the
-// communicator (*aborted then true) and reports a system error.
-ncclResult_t wait_nccl(ncclComm_t comm, ncclResult_t r, double timeout_s, bool* aborted = nullptr) {
-  const double start = now_s();
-  while (r == ncclInProgress && comm != nullptr) {
-    ncclResult_t state = ncclSuccess;
-    ncclCommGetAsyncError(comm, &state);
-    r = state;
-    if (r != ncclInProgress) break;
-    if (now_s() - start > timeout_s) {
-      ncclCommAbort(comm);
-      if (aborted) *aborted = true;
-      return ncclSystemError;
-    }
-    std::this_thread::yield();
-  }
-  return r;
-}
-
-class NcclGradReducer final : public GradReducer {
- public:
-  NcclGradReducer(Communicator& world, int device, const TrainOptions& opt)
-      : rank_(world.rank()), device_(device), bucket_bytes_(opt.bucket_bytes), overlap_(opt.overlap),
-        timeout_s_(opt.comm_timeout_s) {
-    const std::string id_bytes = nccl_unique_id_bytes(world);
-    ncclUniqueId id;
-    std::memcpy(id.internal, id_bytes.data(), sizeof id.internal);
-    TB_CUDA_CHECK(cudaSetDevice(device));
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;  // calls return at once; errors surface through ncclCommGetAsyncError
-    ncclComm_t comm = nullptr;
-    const ncclResult_t r = ncclCommInitRankConfig(&comm, world.size(), id, world.rank(), &config);
-    comm_ = comm;
-    try {
-      TB_NCCL_CHECK_SETTLED(r);
-      TB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    } catch (...) {
-      // No destructor runs for a half-built object: leave nothing behind (abort, not
-      // destroy: the other ranks may already be gone).
-      if (comm_) ncclCommAbort(comm_);
-      comm_ = nullptr;
-      throw;
-    }
-    watchdog_ = std::thread([this] { watch(); });
-  }
-
-  ~NcclGradReducer() override {
-    stop_ = true;
-    if (watchdog_.joinable()) watchdog_.join();
-    cudaSetDevice(device_);
-    for (auto& e : events_) {
-      for (cudaEvent_t ev : e) {
-        if (ev) TB_CUDA_WARN(cudaEventDestroy(ev));
-      }
-    }
-    for (cudaEvent_t ev : ready_) TB_CUDA_WARN(cudaEventDestroy(ev));
-    if (done_) TB_CUDA_WARN(cudaEventDestroy(done_));
-    if (comm_) {
-      // A non-blocking communicator is finalised (its pending work flushed) before it
-      // is destroyed, the sequence NCCL documents; one that does not settle within the
-      // deadline (a peer gone) is aborted instead.
-      bool aborted = false;
-      if (wait_nccl(comm_, ncclCommFinalize(comm_), timeout_s_, &aborted) == ncclSuccess) ncclCommDestroy(comm_);
-      else if (!aborted) ncclCommAbort(comm_);
-    }
-    if (stream_) TB_CUDA_WARN(cudaStreamDestroy(stream_));
-  }
-
-  void bind(float* grads, const ParamLayout& layout) override {
-    grads_ = grads;
-    buckets_ = plan_buckets(layout, bucket_bytes_);
-    bytes_ = layout.total * static_cast<int64_t>(sizeof(float));
-    for (size_t k = 0; k < buckets_.size(); ++k) {
-      cudaEvent_t e = nullptr;
-      TB_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      ready_.push_back(e);
-    }
-    TB_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
-  }
-
-  void begin_epoch(int64_t steps) override {
-    std::lock_guard<std::mutex> lock(mutex_);  // the watchdog reads events_
-    // Timing events: [step][0] first bucket starts, [step][1] last bucket ends.
-    while (static_cast<int64_t>(events_.size()) < steps) {
-      std::array<cudaEvent_t, 2> e{};
-      for (cudaEvent_t& ev : e) TB_CUDA_CHECK(cudaEventCreate(&ev));
-      events_.push_back(e);
-    }
-    steps_ = steps;
-    next_.assign(static_cast<size_t>(steps), 0);
-    watched_ = 0;
-    issued_ = -1;
-    since_ = now_s();
-  }
-
-  void layer_ready(int64_t step, int layer, cudaStream_t compute) override {
-    if (!overlap_) return;
-    size_t& next = next_[static_cast<size_t>(step)];
-    while (next < buckets_.size() && buckets_[next].first_layer == layer) issue(step, next++, compute);
-  }
-
-  void finish(int64_t step, cudaStream_t compute) override {
-    size_t& next = next_[static_cast<size_t>(step)];
-    while (next < buckets_.size()) issue(step, next++, compute);  // --no-overlap: everything now
-    TB_CUDA_CHECK(cudaEventRecord(events_[static_cast<size_t>(step)][1], stream_));
-    TB_CUDA_CHECK(cudaEventRecord(done_, stream_));
-    TB_CUDA_CHECK(cudaStreamWaitEvent(compute, done_, 0));
-    std::lock_guard<std::mutex> lock(mutex_);
-    issued_ = step;  // the watchdog now expects this step's reductions to finish
-  }
-
-  double epoch_busy_seconds() override {
-    double s = 0;
-    for (int64_t i = 0; i < steps_; ++i) {
-      float ms = 0;
-      TB_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[static_cast<size_t>(i)][0], events_[static_cast<size_t>(i)][1]));
-      s += ms * 1e-3;
-    }
-    return s;
-  }
-
-  int64_t bytes_per_step() const override { return bytes_; }
-
- private:
-  // Bucket k of `step`: wait (on the NCCL stream) for backward to have produced it, then reduce in place.
-  void issue(int64_t step, size_t k, cudaStream_t compute) {
-    const Bucket& b = buckets_[k];
-    TB_CUDA_CHECK(cudaEventRecord(ready_[k], compute));
-    TB_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_[k], 0));
-    if (k == 0) TB_CUDA_CHECK(cudaEventRecord(events_[static_cast<size_t>(step)][0], stream_));
-    float* p = grads_ + b.offset;
-    TB_NCCL_CHECK_SETTLED(ncclAllReduce(p, p, static_cast<size_t>(b.count), ncclFloat, ncclSum, comm_, stream_));
-  }
-
-  // Every 100 ms: an asynchronous NCCL error, or no step's reductions completing for
-  // longer than the deadline while some are queued (a peer died or hangs), ends this
-  // process after aborting the communicator (which releases kernels waiting on the
-  // dead peer). Progress-based: the host may queue many steps ahead of the GPU, so
-  // the clock restarts whenever one more step's last bucket completes.
-  void watch() {
-    cudaSetDevice(device_);
-    while (!stop_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      ncclResult_t state = ncclSuccess;
-      if (comm_ && ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess &&
-          state != ncclInProgress) {
-        die(std::string("NCCL error: ") + ncclGetErrorString(state));
-      }
-      std::lock_guard<std::mutex> lock(mutex_);
-      while (watched_ <= issued_ &&
-             cudaEventQuery(events_[static_cast<size_t>(watched_)][1]) == cudaSuccess) {
-        ++watched_;
-        since_ = now_s();
-      }
-      cudaGetLastError();  // cudaErrorNotReady is not an error for the next caller
-      if (watched_ <= issued_ && now_s() - since_ > timeout_s_) {
-        die("gradient all-reduce made no progress for " + std::to_string(static_cast<int>(timeout_s_)) +
-            " s (a peer rank died or hung)");
-      }
-    }
-  }
-
-  [[noreturn]] void die(const std::string& why) {
-    std::fprintf(stderr, "trainbench: rank %d: %s; aborting the job\n", rank_, why.c_str());
-    std::fflush(stderr);
-    ncclCommAbort(comm_);
-    std::_Exit(3);  // mpirun notices and ends the other ranks
-  }
-
-  int rank_, device_;
-  int64_t bucket_bytes_;
-  bool overlap_;
-  double timeout_s_;
-  ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  float* grads_ = nullptr;
-  std::vector<Bucket> buckets_;
-  std::vector<cudaEvent_t> ready_;
-  cudaEvent_t done_ = nullptr;
-  std::vector<std::array<cudaEvent_t, 2>> events_;
-  std::vector<size_t> next_;
-  int64_t steps_ = 0, bytes_ = 0;
-  std::mutex mutex_;                  // guards events_, watched_, issued_, since_
-  int64_t watched_ = 0, issued_ = -1;  // oldest step not seen complete; newest step queued
-  double since_ = 0;                   // when watched_ last advanced
-  std::atomic<bool> stop_{false};
-  std::thread watchdog_;
-};
 
 class CudaDdpBackend final : public Backend {
  public:
@@ -260,7 +46,7 @@ class CudaDdpBackend final : public Backend {
     opt.device = gpu_for_rank(*world, pci);  // collective; refuses 2 ranks on one GPU
     CudaParallel par;
     par.world = world;
-    par.reducer = std::make_unique<NcclGradReducer>(*world, opt.device, opt);
+    par.reducer = make_nccl_grad_reducer(*world, opt.device, opt);
     return make_cuda_trainer(data, opt, std::move(par));
   }
 };

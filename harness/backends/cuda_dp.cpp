@@ -1,8 +1,10 @@
 // harness/backends/cuda_dp.cpp — `cuda-dp`: one process, G replica slots (--devices,
 // GPU ids, repeats allowed: 0,0 runs two replicas on one GPU), torch.nn.DataParallel
-// semantics. Slot 0 holds the master parameters, gradients and optimizer state on
-// its GPU ("GPU 0"); every slot has its own stream, cuBLAS handle, replica,
-// gradients and activations. Per step of a global batch of B rows:
+// semantics. Every slot is a CudaModel (cuda_model.h: stream, cuBLAS handle, buffers,
+// the math); slot 0's is the master ("GPU 0": parameters, gradients, optimizer state).
+// This file is the DataParallel part around them. Shapes: B rows, D in, O out, P params.
+//
+// Per step of a global batch of B rows:
 //   (1) replicate: faithful — before every forward, copy the full parameter buffer
 //       from slot 0 to the replica of each slot the step uses (DataParallel's
 //       replicate); persistent — replicas live across steps and, after the update,
@@ -46,8 +48,6 @@
 #include "harness/host_info.h"
 #include "harness/step_losses.h"
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/elementwise.h"
-#include "kernels/cuda/gemm.h"
 
 namespace tb {
 namespace {
@@ -56,8 +56,6 @@ using cuda_dp::device_copy;
 using cuda_dp::Slot;
 using cuda_dp::SlotComm;
 using cuda_dp::Slots;
-
-constexpr int64_t kEvalChunk = 4096;  // rows per forward pass in evaluate()
 
 // Timing events of a step, recorded on slot 0's stream at each phase boundary.
 enum Mark {
@@ -82,37 +80,33 @@ constexpr Phase kPhaseAfter[kMarks - 1] = {Phase::kTransfer, Phase::kTransfer, P
 class CudaDpTrainer final : public Trainer {
  public:
   CudaDpTrainer(const Dataset& data, const TrainOptions& opt, std::vector<int> slots)
-      : data_(data), opt_(opt), layout_(make_layout(opt.model)), slot_ids_(std::move(slots)) {
-    const ModelSpec& m = opt.model;
+      : data_(data), opt_(opt), sgd_(sgd_of(opt)), layout_(make_layout(opt.model)), slot_ids_(std::move(slots)) {
     const int G = static_cast<int>(slot_ids_.size());
     const int64_t D = data.d, O = data.o, n = data.n, P = layout_.total;
     const bool cls = data.task == Task::kClassification;
     chunk_rows_ = max_chunk_rows(opt.batch, G);
     master_rows_ = std::max(opt.batch, std::min(kEvalChunk, n));
-    loss_per_row_div_ = cls ? 1.0 : static_cast<double>(O);
     max_steps_ = (n + opt.batch - 1) / opt.batch;
 
     for (int k = 0; k < G; ++k) {
-      Slot& sl = slots_.add(slot_ids_[static_cast<size_t>(k)]);
-      sl.setup(m, opt.precision == "tf32",
-               {.params = P, .act_rows = k == 0 ? master_rows_ : chunk_rows_, .chunk_rows = chunk_rows_, .d = D,
-                .o = O, .scattered = k > 0});
+      slots_.add(slot_ids_[static_cast<size_t>(k)], opt.model, opt.precision == "tf32",
+                 {.act_rows = k == 0 ? master_rows_ : chunk_rows_, .chunk_rows = chunk_rows_, .d = D,
+                  .master = k == 0});
     }
 
-    // GPU 0's extras: optimizer state, the batch, the full dZ, the dataset, losses.
+    // GPU 0's extras beside the master model: the batch, the full dZ, the dataset, losses.
     Slot& s0 = slots_[0];
+    DeviceArena& arena = s0.model.arena();
     slots_.on(0);
-    velocity_ = s0.arena.alloc<float>(P);
-    dz_full_ = s0.arena.alloc<float>(opt.batch * O);
-    xb_ = s0.arena.alloc<float>(opt.batch * D);
-    if (cls) lb_ = s0.arena.alloc<int32_t>(opt.batch);
-    else yb_ = s0.arena.alloc<float>(opt.batch * O);
-    xd_ = s0.arena.alloc<float>(n * D);
-    if (cls) ld_ = s0.arena.alloc<int32_t>(n);
-    else yd_ = s0.arena.alloc<float>(n * O);
-    order_ = s0.arena.alloc<int64_t>(n);
-    step_loss_ = s0.arena.alloc<double>(max_steps_ + 1);  // + the evaluation sum
-    hits_ = s0.arena.alloc<unsigned long long>(1);
+    dz_full_ = arena.alloc<float>(opt.batch * O);
+    xb_ = arena.alloc<float>(opt.batch * D);
+    if (cls) lb_ = arena.alloc<int32_t>(opt.batch);
+    else yb_ = arena.alloc<float>(opt.batch * O);
+    xd_ = arena.alloc<float>(n * D);
+    if (cls) ld_ = arena.alloc<int32_t>(n);
+    else yd_ = arena.alloc<float>(n * O);
+    order_ = arena.alloc<int64_t>(n);
+    step_loss_ = arena.alloc<double>(max_steps_);
     host_.device = s0.device;
     TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_.step_loss),
                                  sizeof(double) * static_cast<size_t>(max_steps_)));
@@ -135,9 +129,7 @@ class CudaDpTrainer final : public Trainer {
   void set_params(const std::vector<float>& params) override {
     Slot& s0 = slots_[0];
     slots_.on(0);
-    TB_CUDA_CHECK(cudaMemcpyAsync(s0.params, params.data(), params.size() * sizeof(float), cudaMemcpyHostToDevice,
-                                  s0.stream));
-    TB_CUDA_CHECK(cudaMemsetAsync(velocity_, 0, params.size() * sizeof(float), s0.stream));
+    s0.model.set_params(params);
     // Persistent replicas start from the master copy; faithful ones are copied before every forward.
     if (opt_.dp_persistent) {
       TB_CUDA_CHECK(cudaEventRecord(params_set_, s0.stream));
@@ -148,12 +140,7 @@ class CudaDpTrainer final : public Trainer {
     needs_upload_ = true;  // each repetition starts by uploading its data
   }
 
-  std::vector<float> params() const override {
-    std::vector<float> p(static_cast<size_t>(layout_.total));
-    TB_CUDA_CHECK(cudaSetDevice(slots_[0].device));
-    TB_CUDA_CHECK(cudaMemcpy(p.data(), slots_[0].params, p.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    return p;
-  }
+  std::vector<float> params() const override { return slots_[0].model.read_params(); }
 
   std::string precision() const override { return opt_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
@@ -163,7 +150,9 @@ class CudaDpTrainer final : public Trainer {
     int64_t most = 0;
     for (int dev : comm_.devices()) {
       int64_t held = 0;
-      for (int k = 0; k < slots_.size(); ++k) held += slots_[k].device == dev ? slots_[k].arena.held_bytes() : 0;
+      for (int k = 0; k < slots_.size(); ++k) {
+        if (slots_[k].device == dev) held += slots_[k].model.arena().held_bytes();
+      }
       most = std::max(most, held);
     }
     return most;
@@ -206,7 +195,7 @@ class CudaDpTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));
     accumulate_phase_times(plan.num_batches);
 
-    return epoch_result_from_sums(host_.step_loss, plan, loss_per_row_div_, on_step);
+    return epoch_result_from_sums(host_.step_loss, plan, s0.model.loss_per_row(), on_step);
   }
 
   // The master model on GPU 0 over the whole set, in chunks (untimed; the same math
@@ -215,23 +204,11 @@ class CudaDpTrainer final : public Trainer {
     Slot& s0 = slots_[0];
     slots_.on(0);
     if (needs_upload_) upload();
-    double* sum = step_loss_ + max_steps_;
-    TB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), s0.stream));
-    TB_CUDA_CHECK(cudaMemsetAsync(hits_, 0, sizeof(unsigned long long), s0.stream));
-    const int64_t chunk = std::min(kEvalChunk, master_rows_);
-    for (int64_t r0 = 0; r0 < data_.n; r0 += chunk) {
-      const int64_t cnt = std::min(chunk, data_.n - r0);
-      const Batch b = contiguous(r0);
-      forward(s0, b.x, cnt);
-      loss(b, cnt, cnt, nullptr, sum, hits_);
-    }
     double loss_sum = 0;
-    unsigned long long hits = 0;
-    TB_CUDA_CHECK(cudaMemcpyAsync(&loss_sum, sum, sizeof loss_sum, cudaMemcpyDeviceToHost, s0.stream));
-    TB_CUDA_CHECK(cudaMemcpyAsync(&hits, hits_, sizeof hits, cudaMemcpyDeviceToHost, s0.stream));
-    TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));
+    int64_t hits = 0;
+    s0.model.evaluate_rows(contiguous(0), {Shard{0, data_.n}}, &loss_sum, &hits);
     EvalResult e;
-    e.loss = loss_sum / (static_cast<double>(data_.n) * loss_per_row_div_);
+    e.loss = loss_sum / (static_cast<double>(data_.n) * s0.model.loss_per_row());
     if (data_.task == Task::kClassification) e.accuracy = static_cast<double>(hits) / static_cast<double>(data_.n);
     return e;
   }
@@ -268,10 +245,7 @@ class CudaDpTrainer final : public Trainer {
   // The batch's rows on GPU 0 (slot 0's stream): in place, or gathered when shuffled.
   Batch batch_on_gpu0(int64_t begin, int64_t rows, bool shuffled) {
     if (!shuffled) return contiguous(begin);
-    cudaStream_t s0 = slots_[0].stream;
-    cuda::gather_rows(xd_, order_ + begin, rows, data_.d, xb_, s0);
-    if (ld_) cuda::gather_labels(ld_, order_ + begin, rows, lb_, s0);
-    else cuda::gather_rows(yd_, order_ + begin, rows, data_.o, yb_, s0);
+    gather_batch(contiguous(0), order_ + begin, rows, data_.d, data_.o, xb_, yb_, lb_, slots_[0].stream);
     Batch b;
     b.x = xb_;
     b.y = yb_;
@@ -285,7 +259,6 @@ class CudaDpTrainer final : public Trainer {
     const int used = static_cast<int>(chunks.size());
     const int64_t D = data_.d, O = data_.o;
     Slot& s0 = slots_[0];
-    const int L = opt_.model.num_layers();
 
     slots_.on(0);
     TB_CUDA_CHECK(cudaEventRecord(mk[kStart], s0.stream));
@@ -310,11 +283,11 @@ class CudaDpTrainer final : public Trainer {
     for (int k = 1; k < used; ++k) {
       Slot& sl = slots_[k];
       slots_.wait_on(k, mk[kScattered]);
-      forward(sl, sl.x, chunks[static_cast<size_t>(k)].count);
+      sl.model.forward(sl.x, chunks[static_cast<size_t>(k)].count);
       slots_.record_done(k);
     }
     slots_.on(0);
-    forward(s0, b.x, chunks[0].count);  // rows [0, c0) of the gathered output, in place
+    s0.model.forward(b.x, chunks[0].count);  // rows [0, c0) of the gathered output, in place
     slots_.barrier(used, mk[kForward]);
 
     // (4) gather the outputs into slot 0's last activation (B x O) and take the loss there.
@@ -322,11 +295,11 @@ class CudaDpTrainer final : public Trainer {
     for (int k = 1; k < used; ++k) {
       const Slot& sl = slots_[k];
       const Chunk& c = chunks[static_cast<size_t>(k)];
-      device_copy(s0.acts[static_cast<size_t>(L)] + c.begin * O, s0.device, sl.acts[static_cast<size_t>(L)],
-                  sl.device, static_cast<size_t>(c.count * O) * sizeof(float), s0.stream);
+      device_copy(s0.model.output() + c.begin * O, s0.device, sl.model.output(), sl.device,
+                  static_cast<size_t>(c.count * O) * sizeof(float), s0.stream);
     }
     TB_CUDA_CHECK(cudaEventRecord(mk[kGathered], s0.stream));
-    loss(b, rows, rows, dz_full_, step_loss_ + s, nullptr);  // dZ scaled for the global batch
+    s0.model.loss(b, rows, rows, dz_full_, step_loss_ + s, nullptr);  // dZ scaled for the global batch
     TB_CUDA_CHECK(cudaEventRecord(mk[kLoss], s0.stream));
 
     // (5) scatter dZ (slot 0 reads rows [0, c0) of dz_full_ in place), then backward.
@@ -334,7 +307,7 @@ class CudaDpTrainer final : public Trainer {
       Slot& sl = slots_[k];
       const Chunk& c = chunks[static_cast<size_t>(k)];
       slots_.wait_on(k, mk[kLoss]);
-      device_copy(sl.dz, sl.device, dz_full_ + c.begin * O, s0.device,
+      device_copy(sl.model.delta(), sl.device, dz_full_ + c.begin * O, s0.device,
                   static_cast<size_t>(c.count * O) * sizeof(float), sl.stream);
       slots_.record_done(k);
     }
@@ -342,75 +315,24 @@ class CudaDpTrainer final : public Trainer {
     for (int k = 1; k < used; ++k) {
       Slot& sl = slots_[k];
       slots_.wait_on(k, mk[kGradsScattered]);
-      backward(sl, sl.x, sl.dz, chunks[static_cast<size_t>(k)].count);
+      sl.model.backward(sl.x, chunks[static_cast<size_t>(k)].count);
       slots_.record_done(k);
     }
     slots_.on(0);
-    backward(s0, b.x, dz_full_, chunks[0].count);
+    s0.model.backward(b.x, chunks[0].count, {}, dz_full_);
     slots_.barrier(used, mk[kBackward]);
 
     // (6) sum the gradients onto slot 0; (7) SGD there.
     comm_.reduce_grads(used, mk[kBackward]);
     slots_.on(0);
     TB_CUDA_CHECK(cudaEventRecord(mk[kReduced], s0.stream));
-    cuda::sgd_update(s0.params, s0.grads, velocity_, layout_.total, static_cast<float>(opt_.lr),
-                     static_cast<float>(opt_.momentum), static_cast<float>(opt_.weight_decay), s0.stream);
+    s0.model.update(sgd_);
     TB_CUDA_CHECK(cudaEventRecord(mk[kUpdated], s0.stream));
 
     // Persistent: the updated parameters to every replica (idle ones included).
     if (opt_.dp_persistent) comm_.broadcast_params(slots_.size(), mk[kUpdated]);
     slots_.on(0);
     TB_CUDA_CHECK(cudaEventRecord(mk[kBroadcast], s0.stream));
-  }
-
-  // acts[l] for l = 1..L on slot `sl` from x (rows x D): Z = A W^T (GEMM NT), bias (+ReLU).
-  void forward(Slot& sl, const float* x, int64_t rows) {
-    const int L = opt_.model.num_layers();
-    for (int l = 0; l < L; ++l) {
-      const LayerView& v = layout_.layers[static_cast<size_t>(l)];
-      const float* a = l == 0 ? x : sl.acts[static_cast<size_t>(l)];
-      float* z = sl.acts[static_cast<size_t>(l) + 1];
-      cuda::gemm(sl.cublas, false, true, rows, v.out, v.in, 1.0f, a, v.in, sl.params + v.w_offset, v.in, 0.0f, z,
-                 v.out, sl.stream);
-      cuda::bias_act_forward(z, sl.params + v.b_offset, rows, v.out, l + 1 < L, sl.stream);
-    }
-  }
-
-  // Loss of slot 0's output (rows x O, the gathered batch) against the batch's targets:
-  // adds the loss sum into *sum, writes dZ scaled for a global batch of global_rows
-  // into grad (nullptr: evaluation only).
-  void loss(const Batch& b, int64_t rows, int64_t global_rows, float* grad, double* sum, unsigned long long* hits) {
-    const Slot& s0 = slots_[0];
-    const int64_t O = data_.o;
-    const float* out = s0.acts.back();
-    if (data_.task == Task::kRegression) {
-      cuda::mse_loss_grad(out, b.y, rows, O, 1.0f / static_cast<float>(global_rows * O), grad, sum, s0.stream);
-    } else {
-      cuda::softmax_xent_loss_grad(out, b.labels, rows, O, 1.0f / static_cast<float>(global_rows), grad, sum, hits,
-                                   s0.stream);
-    }
-  }
-
-  // Slot `sl`'s gradients from dz = dZ_L (rows x O): dW = dZ^T A (TN), db = column
-  // sums, dA = dZ W (NN) masked by ReLU into delta / delta_prev in turn.
-  void backward(Slot& sl, const float* x, const float* dz, int64_t rows) {
-    const float* d = dz;
-    float* spare[2] = {sl.delta, sl.delta_prev};
-    int next = 0;
-    for (int l = opt_.model.num_layers() - 1; l >= 0; --l) {
-      const LayerView& v = layout_.layers[static_cast<size_t>(l)];
-      const float* a = l == 0 ? x : sl.acts[static_cast<size_t>(l)];
-      cuda::gemm(sl.cublas, true, false, v.out, v.in, rows, 1.0f, d, v.out, a, v.in, 0.0f, sl.grads + v.w_offset,
-                 v.in, sl.stream);
-      cuda::column_sum(d, rows, v.out, sl.grads + v.b_offset, sl.stream);
-      if (l == 0) break;
-      float* dp = spare[next];
-      next ^= 1;
-      cuda::gemm(sl.cublas, false, false, rows, v.in, v.out, 1.0f, d, v.out, sl.params + v.w_offset, v.in, 0.0f, dp,
-                 v.in, sl.stream);
-      cuda::relu_backward(dp, a, rows, v.in, sl.stream);
-      d = dp;
-    }
   }
 
   // After the epoch's synchronisation: each interval between marks into its phase.
@@ -434,13 +356,13 @@ class CudaDpTrainer final : public Trainer {
 
   const Dataset& data_;
   TrainOptions opt_;
+  Sgd sgd_;
   ParamLayout layout_;
   std::vector<int> slot_ids_;                // GPU of each slot, as --devices gave them
   Slots slots_;                              // slot 0 first: the master
   HostSide host_;
   SlotComm comm_{slots_};                    // after slots_ and host_: its communicators are destroyed before them
   int64_t chunk_rows_ = 0, master_rows_ = 0, max_steps_ = 0;
-  float* velocity_ = nullptr;                // GPU 0: momentum buffer (P)
   float* dz_full_ = nullptr;                 // GPU 0: dZ of the gathered batch (B x O)
   float* xb_ = nullptr;                      // GPU 0: a shuffled batch, B x D
   float* yb_ = nullptr;                      //        and its targets (B x O) or labels (B)
@@ -449,10 +371,8 @@ class CudaDpTrainer final : public Trainer {
   float* yd_ = nullptr;
   int32_t* ld_ = nullptr;
   int64_t* order_ = nullptr;                 // GPU 0: the epoch's visiting order
-  double* step_loss_ = nullptr;              // GPU 0: per-step loss sums, then the evaluation sum
-  unsigned long long* hits_ = nullptr;
+  double* step_loss_ = nullptr;              // GPU 0: per-step loss sums
   cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr, params_set_ = nullptr;
-  double loss_per_row_div_ = 1;
   bool needs_upload_ = true;
   PhaseTimes phases_;
 };

@@ -34,7 +34,7 @@ void SlotComm::setup(const std::vector<int>& slot_ids, int64_t params) {
   }
   devices_ = distinct_devices(slot_ids_);
   if (devices_.size() > 1) {
-    scratch_ = slots_[0].arena.alloc<float>(params_);  // peer-copy reduction: one remote gradient at a time
+    scratch_ = slots_[0].model.arena().alloc<float>(params_);  // peer-copy reduction: one remote gradient at a time
     connect_devices();
   }
 }
@@ -53,8 +53,8 @@ void SlotComm::broadcast_params(int count, cudaEvent_t after) {
       Slot& sl = slots_[l];
       slots_.on(l);
       // In place on every rank: the root (slot 0) sends its buffer, the others receive into theirs.
-      TB_NCCL_CHECK(ncclBroadcast(sl.params, sl.params, static_cast<size_t>(params_), ncclFloat, 0, comms_.comm[i],
-                                sl.stream));
+      TB_NCCL_CHECK(ncclBroadcast(sl.model.params(), sl.model.params(), static_cast<size_t>(params_), ncclFloat, 0,
+                                  comms_.comm[i], sl.stream));
     }
     TB_NCCL_CHECK(ncclGroupEnd());
   } else
@@ -63,7 +63,7 @@ void SlotComm::broadcast_params(int count, cudaEvent_t after) {
     for (int l : r.remote_leaders) {
       Slot& sl = slots_[l];
       slots_.on(l);
-      device_copy(sl.params, sl.device, s0.params, s0.device, bytes, sl.stream);
+      device_copy(sl.model.params(), sl.device, s0.model.params(), s0.device, bytes, sl.stream);
     }
   }
   for (int l : r.remote_leaders) slots_.record_done(l);
@@ -77,7 +77,7 @@ void SlotComm::broadcast_params(int count, cudaEvent_t after) {
       slots_.on(f);
       TB_CUDA_CHECK(cudaStreamWaitEvent(sl.stream, slots_[l].done, 0));
     }
-    device_copy(sl.params, sl.device, slots_[l].params, sl.device, bytes, sl.stream);
+    device_copy(sl.model.params(), sl.device, slots_[l].model.params(), sl.device, bytes, sl.stream);
     slots_.record_done(f);
   }
   slots_.join(r.remote_leaders);
@@ -94,7 +94,7 @@ void SlotComm::reduce_grads(int used, cudaEvent_t after) {
     const int l = r.leader[static_cast<size_t>(f)];
     Slot& lead = slots_[l];
     slots_.on(l);
-    cuda::add_inplace(lead.grads, slots_[f].grads, P, lead.stream);
+    cuda::add_inplace(lead.model.grads(), slots_[f].model.grads(), P, lead.stream);
   }
 #if defined(TB_HAVE_NCCL)
   if (use_nccl_ && nccl_step_[static_cast<size_t>(used)]) {
@@ -103,8 +103,8 @@ void SlotComm::reduce_grads(int used, cudaEvent_t after) {
       const int l = i == 0 ? 0 : leader_on(r, devices_[i]);
       Slot& sl = slots_[l];
       slots_.on(l);
-      TB_NCCL_CHECK(ncclReduce(sl.grads, sl.grads, static_cast<size_t>(P), ncclFloat, ncclSum, 0, comms_.comm[i],
-                               sl.stream));
+      TB_NCCL_CHECK(ncclReduce(sl.model.grads(), sl.model.grads(), static_cast<size_t>(P), ncclFloat, ncclSum, 0,
+                               comms_.comm[i], sl.stream));
     }
     TB_NCCL_CHECK(ncclGroupEnd());
     for (int l : r.remote_leaders) slots_.record_done(l);
@@ -117,8 +117,8 @@ void SlotComm::reduce_grads(int used, cudaEvent_t after) {
   for (int l : r.remote_leaders) {
     const Slot& sl = slots_[l];
     TB_CUDA_CHECK(cudaStreamWaitEvent(s0.stream, sl.done, 0));
-    device_copy(scratch_, s0.device, sl.grads, sl.device, static_cast<size_t>(P) * sizeof(float), s0.stream);
-    cuda::add_inplace(s0.grads, scratch_, P, s0.stream);
+    device_copy(scratch_, s0.device, sl.model.grads(), sl.device, static_cast<size_t>(P) * sizeof(float), s0.stream);
+    cuda::add_inplace(s0.model.grads(), scratch_, P, s0.stream);
   }
 }
 

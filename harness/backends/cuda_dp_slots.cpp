@@ -1,47 +1,26 @@
-// harness/backends/cuda_dp_slots.cpp — cuda-dp's Slot setup and teardown, and the
-// stream ordering between the slots (see cuda_dp_slots.h).
+// harness/backends/cuda_dp_slots.cpp — cuda-dp's Slot construction and teardown, and
+// the stream ordering between the slots (see cuda_dp_slots.h).
 #include "harness/backends/cuda_dp_slots.h"
 
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/gemm.h"
 
 namespace tb::cuda_dp {
-namespace {
 
-constexpr int64_t kWorkspaceBytes = 32 << 20;  // per slot: cuBLAS never allocates inside a step
-
-}  // namespace
+Slot::Slot(int dev, const ModelSpec& m, bool tf32, const SlotSizes& sizes)
+    : model(m, dev, CudaModelSize{sizes.act_rows, sizes.chunk_rows, !sizes.master}, tf32), device(dev),
+      stream(model.stream()) {
+  if (!sizes.master) x = model.arena().alloc<float>(sizes.chunk_rows * sizes.d);
+  TB_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));  // last: nothing after it can fail
+}
 
 Slot::~Slot() {
   cudaSetDevice(device);
-  if (stream) TB_CUDA_WARN(cudaStreamSynchronize(stream));
+  TB_CUDA_WARN(cudaStreamSynchronize(stream));
   if (done) TB_CUDA_WARN(cudaEventDestroy(done));
-  if (cublas) cublasDestroy(cublas);
-  if (stream) TB_CUDA_WARN(cudaStreamDestroy(stream));
 }
 
-void Slot::setup(const ModelSpec& m, bool tf32, const SlotSizes& sizes) {
-  TB_CUDA_CHECK(cudaSetDevice(device));
-  TB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  TB_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  TB_CUBLAS_CHECK(cublasCreate(&cublas));
-  cuda::set_tf32(cublas, tf32);
-  TB_CUBLAS_CHECK(cublasSetStream(cublas, stream));  // before the workspace: setting a stream resets it
-  TB_CUBLAS_CHECK(cublasSetWorkspace(cublas, arena.alloc<char>(kWorkspaceBytes), kWorkspaceBytes));
-  params = arena.alloc<float>(sizes.params);
-  grads = arena.alloc<float>(sizes.params);
-  acts.assign(m.layers.size(), nullptr);
-  for (size_t l = 1; l < m.layers.size(); ++l) acts[l] = arena.alloc<float>(sizes.act_rows * m.layers[l]);
-  delta = arena.alloc<float>(sizes.chunk_rows * m.max_width());
-  delta_prev = arena.alloc<float>(sizes.chunk_rows * m.max_width());
-  if (sizes.scattered) {
-    x = arena.alloc<float>(sizes.chunk_rows * sizes.d);
-    dz = arena.alloc<float>(sizes.chunk_rows * sizes.o);
-  }
-}
-
-Slot& Slots::add(int device) {
-  list_.push_back(std::make_unique<Slot>(device));
+Slot& Slots::add(int device, const ModelSpec& m, bool tf32, const SlotSizes& sizes) {
+  list_.push_back(std::make_unique<Slot>(device, m, tf32, sizes));
   return *list_.back();
 }
 

@@ -1,8 +1,8 @@
-// harness/backends/cuda_staging.cpp — see cuda_staging.h.
+// harness/backends/cuda_staging.cpp — see cuda_staging.h: the `cuda` trainer's two batch
+// staging buffers (rows x D, rows x O or labels) and their staged/consumed events.
 #include "harness/backends/cuda_staging.h"
 
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/elementwise.h"
 
 namespace tb {
 
@@ -28,9 +28,7 @@ void BatchStaging::release() noexcept {
 void BatchStaging::fill(int i, const DeviceBatch& data, const int64_t* order, int64_t r0, int64_t count,
                         bool shuffled, cudaStream_t stream) const {
   if (shuffled) {
-    cuda::gather_rows(data.x, order, count, d_, x_[i], stream);
-    if (data.labels) cuda::gather_labels(data.labels, order, count, labels_[i], stream);
-    else cuda::gather_rows(data.y, order, count, o_, y_[i], stream);
+    gather_batch(data, order, count, d_, o_, x_[i], y_[i], labels_[i], stream);
   } else {
     TB_CUDA_CHECK(cudaMemcpyAsync(x_[i], data.x + r0 * d_, static_cast<size_t>(count * d_) * sizeof(float),
                                   cudaMemcpyDefault, stream));

@@ -1,7 +1,9 @@
-// harness/backends/cuda_upload.cpp — see cuda_upload.h.
+// harness/backends/cuda_upload.cpp — see cuda_upload.h: the dataset upload (N x D, N x O
+// or labels) and the shuffled batch gather both GPU trainers share.
 #include "harness/backends/cuda_upload.h"
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/elementwise.h"
 
 namespace tb {
 
@@ -20,6 +22,13 @@ double upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, 
   float ms = 0;
   TB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
   return ms * 1e-3;
+}
+
+void gather_batch(const DeviceBatch& src, const int64_t* order, int64_t count, int64_t d, int64_t o, float* x,
+                  float* y, int32_t* labels, cudaStream_t stream) {
+  cuda::gather_rows(src.x, order, count, d, x, stream);
+  if (src.labels) cuda::gather_labels(src.labels, order, count, labels, stream);
+  else cuda::gather_rows(src.y, order, count, o, y, stream);
 }
 
 bool is_identity_order(const std::vector<int64_t>& order) {

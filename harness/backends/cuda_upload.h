@@ -1,4 +1,5 @@
-// harness/backends/cuda_upload.h — helpers both GPU trainers (cuda, cuda-dp) share.
+// harness/backends/cuda_upload.h — helpers both GPU trainers (cuda, cuda-dp) share: the
+// dataset upload, batch views into it and the shuffled batch gather (D in, O out).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -34,6 +35,11 @@ inline DeviceBatch rows_from(const float* x, const float* y, const int32_t* labe
   else b.y = y + r0 * o;
   return b;
 }
+
+// The shuffled batch gather, on `stream`: row i of x (count x D) and of y (count x O,
+// regression) or labels (count) is row order[i] of src (device indices of held rows).
+void gather_batch(const DeviceBatch& src, const int64_t* order, int64_t count, int64_t d, int64_t o, float* x,
+                  float* y, int32_t* labels, cudaStream_t stream);
 
 // True when an epoch visits the rows in their stored order (batches can be read in place).
 bool is_identity_order(const std::vector<int64_t>& order);

@@ -123,8 +123,8 @@ class ReferenceTrainer final : public StepTrainer {
   }
 
  protected:
-  double step(const int64_t* rows, int64_t count, int64_t global_rows) override {
-    const double loss = model_.loss_and_grad(params_, rows, count, global_rows, &grad_, nullptr, &phases_);
+  double step(int64_t, const int64_t* rows, int64_t count) override {
+    const double loss = model_.loss_and_grad(params_, rows, count, count, &grad_, nullptr, &phases_);
     Stopwatch sw;
     for (size_t i = 0; i < params_.size(); ++i) {
       sgd_element(&params_[i], grad_[i], &velocity_[i], opt_.lr, opt_.momentum, opt_.weight_decay);
