@@ -18,27 +18,6 @@
 
 namespace tb {
 
-struct TrainOptions {
-  ModelSpec model;
-  int64_t batch = 0;        // global batch size B
-  double lr = 0.01;
-  double momentum = 0;
-  double weight_decay = 0;
-  int threads = 1;          // CPU threads (cpu-omp, cpu-ddp)
-  std::string precision = "fp32";
-  // Multi-process backends.
-  int64_t bucket_bytes = 25 << 20;  // gradient bucket size
-  bool overlap = true;              // all-reduce buckets during backward
-  double comm_timeout_s = 60;       // watchdog deadline for one collective
-  bool deterministic = false;       // fixed leaves and reduction tree (ddp_plan.h)
-  // GPU backends.
-  int device = 0;
-  bool data_on_device = true;       // --data-placement device|host
-  bool cuda_graph = false;
-  std::vector<int> dp_devices;      // cuda-dp replica slots; empty = every visible GPU
-  bool dp_persistent = false;       // cuda-dp: keep replicas, broadcast only updated parameters
-};
-
 // One epoch's schedule: visit order[begin .. end) for each batch in turn. Batches
 // are contiguous ranges of `order`; the last may be short (mean over its true size).
 struct EpochPlan {
@@ -137,9 +116,9 @@ class Backend {
   std::string unsupported(const RunConfig& c) const;
   // The trainer keeps a reference to data; data outlives it. A multi-process backend
   // trains as this process's rank of `job` (its world); the others ignore it.
-  virtual std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job& job) const = 0;
+  virtual std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& opt, Job& job) const = 0;
   // The same as rank 0 of a one-process job (tests, single-process tools).
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt) const {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& opt) const {
     Job single;
     return make_trainer(data, opt, single);
   }

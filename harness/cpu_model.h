@@ -22,8 +22,8 @@ inline constexpr int64_t kEvalChunk = 4096;
 struct Sgd {
   float lr = 0, momentum = 0, weight_decay = 0;
 };
-inline Sgd sgd_of(const TrainOptions& opt) {
-  return Sgd{static_cast<float>(opt.lr), static_cast<float>(opt.momentum), static_cast<float>(opt.weight_decay)};
+inline Sgd sgd_of(const RunConfig& cfg) {
+  return Sgd{static_cast<float>(cfg.lr), static_cast<float>(cfg.momentum), static_cast<float>(cfg.weight_decay)};
 }
 
 // Where a batch's inputs and targets live: in place in the dataset when its rows

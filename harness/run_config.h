@@ -46,6 +46,10 @@ struct RunConfig {
   // Rows visited per epoch and batches per epoch (after --drop-last).
   int64_t rows_per_epoch() const;
   int64_t batches_per_epoch() const;
+  // The knobs as the trainers use them.
+  int64_t bucket_bytes() const { return static_cast<int64_t>(bucket_mb * (1 << 20)); }
+  bool data_on_device() const { return data_placement == "device"; }
+  bool dp_persistent() const { return dp_mode == "persistent"; }
 };
 
 // Default workload name, e.g. "mlp-784x256x256x10-60k-b256".

@@ -89,25 +89,8 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
   if (data.subset && !traits.multi_process()) {
     return fail("internal: " + c.backend + " was given a rank's subset of the dataset", false);
   }
-  TrainOptions opt;
-  opt.model = c.model;
-  opt.batch = c.batch;
-  opt.lr = c.lr;
-  opt.momentum = c.momentum;
-  opt.weight_decay = c.weight_decay;
-  opt.threads = c.threads;
-  opt.precision = c.precision;
-  opt.bucket_bytes = static_cast<int64_t>(c.bucket_mb * 1024 * 1024);
-  opt.overlap = c.overlap;
-  opt.comm_timeout_s = c.comm_timeout_s;
-  opt.deterministic = c.deterministic;
-  opt.device = c.device;
-  opt.data_on_device = c.data_placement == "device";
-  opt.cuda_graph = c.cuda_graph;
-  opt.dp_devices = c.dp_devices;
-  opt.dp_persistent = c.dp_mode == "persistent";
   try {
-    std::unique_ptr<Trainer> trainer = backend->make_trainer(data, opt, job);
+    std::unique_ptr<Trainer> trainer = backend->make_trainer(data, c, job);
     Progress silent(false);
     Progress& progress = job.root() ? progress_in : silent;  // one progress line per job, from rank 0
 

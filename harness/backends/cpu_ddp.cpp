@@ -31,16 +31,16 @@ namespace {
 
 class CpuDdpTrainer final : public StepTrainer {
  public:
-  CpuDdpTrainer(const Dataset& data, const TrainOptions& opt, std::shared_ptr<Communicator> comm)
-      : opt_(opt), sgd_(sgd_of(opt)), comm_(std::move(comm)), data_(data),
+  CpuDdpTrainer(const Dataset& data, const RunConfig& cfg, std::shared_ptr<Communicator> comm)
+      : cfg_(cfg), sgd_(sgd_of(cfg)), comm_(std::move(comm)), data_(data),
         // A shard has at most ceil(B / world) rows.
-        model_(opt.model, data, (opt.batch + comm_->size() - 1) / comm_->size()),
-        reducer_(make_mpi_grad_reducer(*comm_, opt)), fault_(fault_from_env()) {
+        model_(cfg.model, data, (cfg.batch + comm_->size() - 1) / comm_->size()),
+        reducer_(make_mpi_grad_reducer(*comm_, cfg)), fault_(fault_from_env()) {
     reducer_->bind(GradBuffer{model_.grads().data(), nullptr}, model_.layout());
     if (fault_.armed() && fault_.kind == "setup" && fault_.rank == comm_->rank()) {
       throw std::runtime_error("injected fault: rank " + std::to_string(comm_->rank()) + " failed to set up");
     }
-    if (opt.deterministic) {
+    if (cfg.deterministic) {
       if (kLeaves % comm_->size() != 0) {
         throw std::invalid_argument("--deterministic: the world size " + std::to_string(comm_->size()) +
                                     " does not divide the " + std::to_string(kLeaves) + " leaves of a batch");
@@ -74,7 +74,7 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
-    omp_set_num_threads(opt_.threads);
+    omp_set_num_threads(cfg_.threads);
     reducer_->begin_epoch(plan.num_batches);
     const EpochResult r = StepTrainer::train_epoch(plan, on_step);
     busy_s_ += reducer_->epoch_busy_seconds();
@@ -84,10 +84,10 @@ class CpuDdpTrainer final : public StepTrainer {
   // Each rank evaluates its rows (rank_data.h eval_ranges); sums are combined. Also checks that
   // every rank ended with the same parameters.
   EvalResult evaluate() override {
-    omp_set_num_threads(opt_.threads);
+    omp_set_num_threads(cfg_.threads);
     double loss_sum = 0;
     int64_t hits = 0;
-    for (const Shard& r : eval_ranges(data_, opt_.batch, comm_->rank(), comm_->size())) {
+    for (const Shard& r : eval_ranges(data_, cfg_.batch, comm_->rank(), comm_->size())) {
       double l = 0;
       int64_t h = 0;
       model_.evaluate_rows(r.begin, r.end, &l, &h);
@@ -125,7 +125,7 @@ class CpuDdpTrainer final : public StepTrainer {
     if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
       inject_fault(fault_.kind, comm_->rank(), steps_);
     }
-    if (opt_.deterministic) return deterministic_step(rows, count);
+    if (cfg_.deterministic) return deterministic_step(rows, count);
     Stopwatch sw;
     const Shard sh = shard_of(count, comm_->rank(), comm_->size());
     const int64_t local = sh.end - sh.begin;
@@ -211,7 +211,7 @@ class CpuDdpTrainer final : public StepTrainer {
     return all_loss_[0] / static_cast<double>(count);
   }
 
-  TrainOptions opt_;
+  RunConfig cfg_;
   Sgd sgd_;
   std::shared_ptr<Communicator> comm_;
   const Dataset& data_;
@@ -245,9 +245,9 @@ class CpuDdpBackend final : public Backend {
     }
     return {true, ""};
   }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job& job) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job& job) const override {
     if (!job.world()) throw std::logic_error("cpu-ddp needs an MPI job (make_job)");
-    return std::make_unique<CpuDdpTrainer>(data, opt, job.world());
+    return std::make_unique<CpuDdpTrainer>(data, cfg, job.world());
   }
 };
 

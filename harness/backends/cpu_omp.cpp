@@ -13,20 +13,20 @@ namespace {
 
 class CpuOmpTrainer final : public StepTrainer {
  public:
-  CpuOmpTrainer(const Dataset& data, const TrainOptions& opt)
-      : opt_(opt), sgd_(sgd_of(opt)), model_(opt.model, data, opt.batch) {}
+  CpuOmpTrainer(const Dataset& data, const RunConfig& cfg)
+      : cfg_(cfg), sgd_(sgd_of(cfg)), model_(cfg.model, data, cfg.batch) {}
 
   void set_params(const std::vector<float>& params) override { model_.set_params(params); }
   std::vector<float> params() const override { return model_.params(); }
   std::string precision() const override { return "fp32"; }
 
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
-    omp_set_num_threads(opt_.threads);
+    omp_set_num_threads(cfg_.threads);
     return StepTrainer::train_epoch(plan, on_step);
   }
 
   EvalResult evaluate() override {
-    omp_set_num_threads(opt_.threads);
+    omp_set_num_threads(cfg_.threads);
     return model_.evaluate();
   }
 
@@ -53,7 +53,7 @@ class CpuOmpTrainer final : public StepTrainer {
   }
 
  private:
-  TrainOptions opt_;
+  RunConfig cfg_;
   Sgd sgd_;
   CpuModel model_;
 };
@@ -68,8 +68,8 @@ class CpuOmpBackend final : public Backend {
     return t;
   }
   Availability availability() const override { return {true, ""}; }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
-    return std::make_unique<CpuOmpTrainer>(data, opt);
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {
+    return std::make_unique<CpuOmpTrainer>(data, cfg);
   }
 };
 

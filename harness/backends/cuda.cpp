@@ -51,18 +51,18 @@ constexpr int kMarks = 6;
 
 class CudaTrainer final : public Trainer {
  public:
-  CudaTrainer(const Dataset& data, const TrainOptions& opt, CudaParallel parallel)
-      : data_(data), opt_(opt), sgd_(sgd_of(opt)), par_(std::move(parallel)) {
+  CudaTrainer(const Dataset& data, const RunConfig& cfg, CudaParallel parallel)
+      : data_(data), cfg_(cfg), sgd_(sgd_of(cfg)), par_(std::move(parallel)) {
     if (par_.world) {
       rank_ = par_.world->rank();
       world_size_ = par_.world->size();
     }
     if (world_size_ > 1) fault_ = fault_from_env();
-    devices_ = std::to_string(opt.device);
+    devices_ = std::to_string(cfg.device);
     if (world_size_ > 1) {  // cuda-ddp's row names every rank's GPU (a collective: all ranks construct)
       // (GPU, 32-bit hash of the hostname): both exact in a double.
       const uint32_t host = static_cast<uint32_t>(std::hash<std::string>{}(host_info().hostname));
-      const double mine[2] = {static_cast<double>(opt.device), static_cast<double>(host)};
+      const double mine[2] = {static_cast<double>(cfg.device), static_cast<double>(host)};
       std::vector<double> all(static_cast<size_t>(2 * world_size_));
       par_.world->allgather(mine, 2, all.data());
       std::vector<int> device;
@@ -73,7 +73,7 @@ class CudaTrainer final : public Trainer {
       }
       devices_ = rank_devices(device, node);
     }
-    if (opt.cuda_graph && par_.reducer) {  // any world size, 1 included
+    if (cfg.cuda_graph && par_.reducer) {  // any world size, 1 included
       throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");
     }
     try {
@@ -92,25 +92,25 @@ class CudaTrainer final : public Trainer {
   // recorded in a member as soon as it exists, for release().
   void acquire() {
     const Dataset& data = data_;
-    const TrainOptions& opt = opt_;
-    TB_CUDA_CHECK(cudaSetDevice(opt.device));
+    const RunConfig& cfg = cfg_;
+    TB_CUDA_CHECK(cudaSetDevice(cfg.device));
     const int64_t D = data.d, O = data.o, n = data.n;
     const bool cls = data.task == Task::kClassification;
-    max_rows_ = std::max(opt.batch, std::min(kEvalChunk, n));
+    max_rows_ = std::max(cfg.batch, std::min(kEvalChunk, n));
     check_memory_fits();
 
-    model_ = std::make_unique<CudaModel>(opt.model, opt.device, model_size(), opt.precision == "tf32");
+    model_ = std::make_unique<CudaModel>(cfg.model, cfg.device, model_size(), cfg.precision == "tf32");
     compute_ = model_->stream();
     DeviceArena& arena = model_->arena();
     TB_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
     staging_.acquire(arena, max_rows_, D, O, cls);
     order_ = arena.alloc<int64_t>(n);
-    max_steps_ = (n + opt.batch - 1) / opt.batch;
+    max_steps_ = (n + cfg.batch - 1) / cfg.batch;
     step_loss_ = arena.alloc<double>(max_steps_);
     TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&step_loss_host_),
                                  sizeof(double) * static_cast<size_t>(max_steps_)));
 
-    if (opt.data_on_device) {  // the rows this process holds (a DDP rank: its rows, rank_data.h)
+    if (cfg.data_on_device()) {  // the rows this process holds (a DDP rank: its rows, rank_data.h)
       const int64_t held = data.held_rows();
       xd_ = arena.alloc<float>(held * D);
       if (cls) ld_ = arena.alloc<int32_t>(held);
@@ -130,7 +130,7 @@ class CudaTrainer final : public Trainer {
 
   // Everything acquire() got, however far it went; the model last (it frees the memory).
   void release() noexcept {
-    cudaSetDevice(opt_.device);
+    cudaSetDevice(cfg_.device);
     // After an error mid-epoch, queued work may still read the mapped host data or
     // write the pinned loss buffer: drain both streams before releasing them.
     if (copy_) TB_CUDA_WARN(cudaStreamSynchronize(copy_));
@@ -150,17 +150,17 @@ class CudaTrainer final : public Trainer {
 
  public:
   void set_params(const std::vector<float>& params_in) override {
-    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
+    TB_CUDA_CHECK(cudaSetDevice(cfg_.device));
     std::vector<float> params = params_in;
     if (par_.world) par_.world->broadcast(params.data(), static_cast<int64_t>(params.size()), 0);  // rank 0's wins
     model_->set_params(params);
     TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
-    needs_upload_ = opt_.data_on_device;  // each repetition starts by uploading its data
+    needs_upload_ = cfg_.data_on_device();  // each repetition starts by uploading its data
   }
 
   std::vector<float> params() const override { return model_->read_params(); }
 
-  std::string precision() const override { return opt_.precision; }
+  std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return devices_; }
   int64_t peak_device_mem_bytes() const override { return model_->arena().held_bytes(); }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
@@ -178,7 +178,7 @@ class CudaTrainer final : public Trainer {
   }
 
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
-    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
+    TB_CUDA_CHECK(cudaSetDevice(cfg_.device));
     if (needs_upload_) upload();
     // The epoch's visiting order (indices of held rows), for the gathers when a
     // step's rows are not consecutive (shuffled) — one small copy.
@@ -186,7 +186,7 @@ class CudaTrainer final : public Trainer {
     const bool shuffled = !shards_in_place(*plan.order, plan.batch, plan.num_batches, plan.rows, rank_, world_size_);
     if (shuffled) {  // on the stream that gathers: copy (host placement) or compute
       TB_CUDA_CHECK(cudaMemcpyAsync(order_, plan.order->data(), plan.order->size() * sizeof(int64_t),
-                                    cudaMemcpyHostToDevice, opt_.data_on_device ? compute_ : copy_));
+                                    cudaMemcpyHostToDevice, cfg_.data_on_device() ? compute_ : copy_));
     }
     TB_CUDA_CHECK(cudaMemsetAsync(step_loss_, 0, sizeof(double) * static_cast<size_t>(plan.num_batches), compute_));
     if (par_.reducer) par_.reducer->begin_epoch(plan.num_batches);
@@ -196,7 +196,7 @@ class CudaTrainer final : public Trainer {
       const Shard sh = shard_of(rows_of(step), rank_, world_size_);
       return std::pair<int64_t, int64_t>{step * plan.batch + sh.begin, sh.end - sh.begin};
     };
-    if (opt_.data_on_device) {
+    if (cfg_.data_on_device()) {
       for (int64_t s = 0; s < plan.num_batches; ++s) {
         maybe_inject_fault(s);
         cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
@@ -259,12 +259,12 @@ class CudaTrainer final : public Trainer {
   }
 
   EvalResult evaluate() override {
-    TB_CUDA_CHECK(cudaSetDevice(opt_.device));
+    TB_CUDA_CHECK(cudaSetDevice(cfg_.device));
     if (needs_upload_) upload();
     // Each rank evaluates its rows (rank_data.h): one range of held rows when unshuffled.
     double loss_sum = 0;
     int64_t hits = 0;
-    model_->evaluate_rows(contiguous(0), eval_ranges(data_, opt_.batch, rank_, world_size_), &loss_sum, &hits);
+    model_->evaluate_rows(contiguous(0), eval_ranges(data_, cfg_.batch, rank_, world_size_), &loss_sum, &hits);
     if (par_.world) {
       double sums[2] = {loss_sum, static_cast<double>(hits)};
       par_.world->allreduce_sum(sums, 2);
@@ -286,8 +286,8 @@ class CudaTrainer final : public Trainer {
   // Bytes the constructor will allocate; refuses early with the numbers when they cannot fit.
   void check_memory_fits() const {
     int64_t floats = 2 * max_rows_ * (data_.d + data_.o);  // the staging buffers
-    if (opt_.data_on_device) floats += data_.held_rows() * (data_.d + data_.o);
-    const int64_t bytes = CudaModel::device_bytes(opt_.model, model_size()) + floats * 4 + data_.n * 8;
+    if (cfg_.data_on_device()) floats += data_.held_rows() * (data_.d + data_.o);
+    const int64_t bytes = CudaModel::device_bytes(cfg_.model, model_size()) + floats * 4 + data_.n * 8;
     size_t free_b = 0, total_b = 0;
     TB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (static_cast<size_t>(bytes) > free_b) {
@@ -331,7 +331,7 @@ class CudaTrainer final : public Trainer {
   // more than kMaxStepGraphs full batches: then every step's rows are first copied into
   // buffer 0, one graph for all.
   Batch device_batch(const EpochPlan& plan, int64_t begin, int64_t count, bool shuffled) {
-    const bool graphed = opt_.cuda_graph && count == plan.batch;
+    const bool graphed = cfg_.cuda_graph && count == plan.batch;
     if (!shuffled && (!graphed || plan.num_batches <= kMaxStepGraphs)) return contiguous(host_order_[begin]);
     fill(0, begin, count, shuffled, compute_);
     return staging_.batch(0);
@@ -343,7 +343,7 @@ class CudaTrainer final : public Trainer {
   void train_step(const Batch& b, int64_t count, int64_t global, int64_t full_batch, int64_t s) {
     cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
     CudaModel& m = *model_;
-    if (opt_.cuda_graph && count == full_batch) {
+    if (cfg_.cuda_graph && count == full_batch) {
       m.graphed_step(b, count, sgd_, step_loss_ + s);
       for (int k = 2; k < kMarks; ++k) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
       return;
@@ -359,7 +359,7 @@ class CudaTrainer final : public Trainer {
       TB_CUDA_CHECK(cudaMemsetAsync(m.grads(), 0, static_cast<size_t>(m.layout().total) * sizeof(float), compute_));
       TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
       if (par_.reducer) {
-        for (int l = opt_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l);
+        for (int l = cfg_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l);
       }
     }
     TB_CUDA_CHECK(cudaEventRecord(mk[3], compute_));
@@ -392,7 +392,7 @@ class CudaTrainer final : public Trainer {
       for (int k = 0; k + 1 < kMarks; ++k) TB_CUDA_CHECK(cudaEventElapsedTime(&ms[k], mk[k], mk[k + 1]));
       phases_.transfer_s += ms[0] * 1e-3;
       const int64_t count = std::min(plan.batch, plan.rows - s * plan.batch);
-      if (opt_.cuda_graph && count == plan.batch) continue;
+      if (cfg_.cuda_graph && count == plan.batch) continue;
       phases_.forward_s += ms[1] * 1e-3;
       phases_.backward_s += ms[2] * 1e-3;
       phases_.comm_s += ms[3] * 1e-3;  // exposed: what the update waited for the reduction
@@ -401,7 +401,7 @@ class CudaTrainer final : public Trainer {
   }
 
   const Dataset& data_;
-  TrainOptions opt_;
+  RunConfig cfg_;
   Sgd sgd_;
   int64_t max_rows_ = 0, max_steps_ = 0;
   std::unique_ptr<CudaModel> model_;  // this GPU's model; its arena holds every device buffer below
@@ -445,20 +445,20 @@ class CudaBackend final : public Backend {
     if (!g.usable) return {false, g.reason};
     return {true, ""};
   }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
-    if (opt.device < 0 || opt.device >= static_cast<int>(g.gpus.size())) {
-      throw Error("--device: " + std::to_string(opt.device) + " is not a visible GPU (found " +
+    if (cfg.device < 0 || cfg.device >= static_cast<int>(g.gpus.size())) {
+      throw Error("--device: " + std::to_string(cfg.device) + " is not a visible GPU (found " +
                   std::to_string(g.gpus.size()) + ")");
     }
-    return std::make_unique<CudaTrainer>(data, opt, CudaParallel{});
+    return std::make_unique<CudaTrainer>(data, cfg, CudaParallel{});
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const TrainOptions& opt, CudaParallel parallel) {
-  return std::make_unique<CudaTrainer>(data, opt, std::move(parallel));
+std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const RunConfig& cfg, CudaParallel parallel) {
+  return std::make_unique<CudaTrainer>(data, cfg, std::move(parallel));
 }
 
 std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }

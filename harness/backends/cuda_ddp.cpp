@@ -36,18 +36,18 @@ class CudaDdpBackend final : public Backend {
     if (!g.usable) return {false, g.reason};
     return {true, ""};
   }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt_in, Job& job) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg_in, Job& job) const override {
     std::shared_ptr<Communicator> world = job.world();
     if (!world) throw std::logic_error("cuda-ddp needs an MPI job (make_job)");
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
-    TrainOptions opt = opt_in;
+    RunConfig cfg = cfg_in;
     std::vector<std::string> pci;
     for (const GpuInfo& d : g.gpus) pci.push_back(d.pci_bus_id);
-    opt.device = gpu_for_rank(*world, pci);  // collective; refuses 2 ranks on one GPU
+    cfg.device = gpu_for_rank(*world, pci);  // collective; refuses 2 ranks on one GPU
     CudaParallel par;
     par.world = world;
-    par.reducer = make_nccl_grad_reducer(*world, opt.device, opt);
-    return make_cuda_trainer(data, opt, std::move(par));
+    par.reducer = make_nccl_grad_reducer(*world, cfg.device, cfg);
+    return make_cuda_trainer(data, cfg, std::move(par));
   }
 };
 

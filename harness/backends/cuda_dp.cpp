@@ -79,17 +79,17 @@ constexpr Phase kPhaseAfter[kMarks - 1] = {Phase::kTransfer, Phase::kTransfer, P
 
 class CudaDpTrainer final : public Trainer {
  public:
-  CudaDpTrainer(const Dataset& data, const TrainOptions& opt, std::vector<int> slots)
-      : data_(data), opt_(opt), sgd_(sgd_of(opt)), layout_(make_layout(opt.model)), slot_ids_(std::move(slots)) {
+  CudaDpTrainer(const Dataset& data, const RunConfig& cfg, std::vector<int> slots)
+      : data_(data), cfg_(cfg), sgd_(sgd_of(cfg)), layout_(make_layout(cfg.model)), slot_ids_(std::move(slots)) {
     const int G = static_cast<int>(slot_ids_.size());
     const int64_t D = data.d, O = data.o, n = data.n, P = layout_.total;
     const bool cls = data.task == Task::kClassification;
-    chunk_rows_ = max_chunk_rows(opt.batch, G);
-    master_rows_ = std::max(opt.batch, std::min(kEvalChunk, n));
-    max_steps_ = (n + opt.batch - 1) / opt.batch;
+    chunk_rows_ = max_chunk_rows(cfg.batch, G);
+    master_rows_ = std::max(cfg.batch, std::min(kEvalChunk, n));
+    max_steps_ = (n + cfg.batch - 1) / cfg.batch;
 
     for (int k = 0; k < G; ++k) {
-      slots_.add(slot_ids_[static_cast<size_t>(k)], opt.model, opt.precision == "tf32",
+      slots_.add(slot_ids_[static_cast<size_t>(k)], cfg.model, cfg.precision == "tf32",
                  {.act_rows = k == 0 ? master_rows_ : chunk_rows_, .chunk_rows = chunk_rows_, .d = D,
                   .master = k == 0});
     }
@@ -98,10 +98,10 @@ class CudaDpTrainer final : public Trainer {
     Slot& s0 = slots_[0];
     DeviceArena& arena = s0.model.arena();
     slots_.on(0);
-    dz_full_ = arena.alloc<float>(opt.batch * O);
-    xb_ = arena.alloc<float>(opt.batch * D);
-    if (cls) lb_ = arena.alloc<int32_t>(opt.batch);
-    else yb_ = arena.alloc<float>(opt.batch * O);
+    dz_full_ = arena.alloc<float>(cfg.batch * O);
+    xb_ = arena.alloc<float>(cfg.batch * D);
+    if (cls) lb_ = arena.alloc<int32_t>(cfg.batch);
+    else yb_ = arena.alloc<float>(cfg.batch * O);
     xd_ = arena.alloc<float>(n * D);
     if (cls) ld_ = arena.alloc<int32_t>(n);
     else yd_ = arena.alloc<float>(n * O);
@@ -131,7 +131,7 @@ class CudaDpTrainer final : public Trainer {
     slots_.on(0);
     s0.model.set_params(params);
     // Persistent replicas start from the master copy; faithful ones are copied before every forward.
-    if (opt_.dp_persistent) {
+    if (cfg_.dp_persistent()) {
       TB_CUDA_CHECK(cudaEventRecord(params_set_, s0.stream));
       comm_.broadcast_params(slots_.size(), params_set_);
     }
@@ -142,7 +142,7 @@ class CudaDpTrainer final : public Trainer {
 
   std::vector<float> params() const override { return slots_[0].model.read_params(); }
 
-  std::string precision() const override { return opt_.precision; }
+  std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
   int replicas() const override { return static_cast<int>(slots_.size()); }
   // The busiest GPU: everything the slots on one physical device allocated.
@@ -165,10 +165,10 @@ class CudaDpTrainer final : public Trainer {
   }
 
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
-    if (plan.batch > opt_.batch || plan.num_batches > max_steps_) {
+    if (plan.batch > cfg_.batch || plan.num_batches > max_steps_) {
       throw Error("cuda-dp: an epoch of " + std::to_string(plan.num_batches) + " batches of " +
                   std::to_string(plan.batch) + " rows exceeds what the trainer was built for (" +
-                  std::to_string(max_steps_) + " of " + std::to_string(opt_.batch) + ")");
+                  std::to_string(max_steps_) + " of " + std::to_string(cfg_.batch) + ")");
     }
     if (plan.num_batches <= 0) return EpochResult{};
     Slot& s0 = slots_[0];
@@ -266,7 +266,7 @@ class CudaDpTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaEventRecord(mk[kBatch], s0.stream));
 
     // (1) faithful: replicate the parameters to the slots this step uses.
-    if (!opt_.dp_persistent) comm_.broadcast_params(used, mk[kBatch]);
+    if (!cfg_.dp_persistent()) comm_.broadcast_params(used, mk[kBatch]);
     // (2) scatter the input chunks (chunk 0 is read in place on GPU 0).
     for (int k = 1; k < used; ++k) {
       Slot& sl = slots_[k];
@@ -330,7 +330,7 @@ class CudaDpTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaEventRecord(mk[kUpdated], s0.stream));
 
     // Persistent: the updated parameters to every replica (idle ones included).
-    if (opt_.dp_persistent) comm_.broadcast_params(slots_.size(), mk[kUpdated]);
+    if (cfg_.dp_persistent()) comm_.broadcast_params(slots_.size(), mk[kUpdated]);
     slots_.on(0);
     TB_CUDA_CHECK(cudaEventRecord(mk[kBroadcast], s0.stream));
   }
@@ -355,7 +355,7 @@ class CudaDpTrainer final : public Trainer {
   }
 
   const Dataset& data_;
-  TrainOptions opt_;
+  RunConfig cfg_;
   Sgd sgd_;
   ParamLayout layout_;
   std::vector<int> slot_ids_;                // GPU of each slot, as --devices gave them
@@ -403,10 +403,10 @@ class CudaDpBackend final : public Backend {
     if (!why.empty()) return {false, why};
     return {true, ""};
   }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) throw Error("cuda-dp: " + g.reason);
-    return std::make_unique<CudaDpTrainer>(data, opt, resolve_slots(opt.dp_devices, static_cast<int>(g.gpus.size())));
+    return std::make_unique<CudaDpTrainer>(data, cfg, resolve_slots(cfg.dp_devices, static_cast<int>(g.gpus.size())));
   }
 };
 

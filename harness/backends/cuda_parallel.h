@@ -20,6 +20,6 @@ struct CudaParallel {
 };
 
 // The trainer behind `cuda` (parallel empty) and `cuda-ddp` (both set).
-std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const TrainOptions& opt, CudaParallel parallel);
+std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const RunConfig& cfg, CudaParallel parallel);
 
 }  // namespace tb

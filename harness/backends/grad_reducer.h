@@ -51,15 +51,15 @@ class GradReducer {
 };
 
 // cpu-ddp's: host buffers over `world` (the MPI communicator; any Communicator works),
-// opt's bucket_bytes and overlap. Non-blocking all-reduces for every bucket but the last,
+// cfg's bucket_bytes and overlap. Non-blocking all-reduces for every bucket but the last,
 // which takes the blocking one (nothing is left to hide it behind, and Open MPI's
 // blocking algorithms are faster).
-std::unique_ptr<GradReducer> make_mpi_grad_reducer(Communicator& world, const TrainOptions& opt);
+std::unique_ptr<GradReducer> make_mpi_grad_reducer(Communicator& world, const RunConfig& cfg);
 
 // Built with CUDA, NCCL and MPI (cuda-ddp): a non-blocking NCCL communicator over the
 // ranks of `world` (rank 0's id shared over MPI, a collective) on `device`, its own
 // stream, and a watchdog that aborts the job when reductions stop progressing for
-// opt.comm_timeout_s.
-std::unique_ptr<GradReducer> make_nccl_grad_reducer(Communicator& world, int device, const TrainOptions& opt);
+// cfg.comm_timeout_s.
+std::unique_ptr<GradReducer> make_nccl_grad_reducer(Communicator& world, int device, const RunConfig& cfg);
 
 }  // namespace tb

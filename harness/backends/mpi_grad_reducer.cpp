@@ -19,8 +19,8 @@ namespace {
 
 class MpiGradReducer final : public GradReducer {
  public:
-  MpiGradReducer(Communicator& world, const TrainOptions& opt)
-      : world_(world), bucket_bytes_(opt.bucket_bytes), overlap_(opt.overlap) {}
+  MpiGradReducer(Communicator& world, const RunConfig& cfg)
+      : world_(world), bucket_bytes_(cfg.bucket_bytes()), overlap_(cfg.overlap) {}
 
   void bind(const GradBuffer& buffer, const ParamLayout& layout) override {
     grads_ = buffer.grads;
@@ -90,8 +90,8 @@ class MpiGradReducer final : public GradReducer {
 
 }  // namespace
 
-std::unique_ptr<GradReducer> make_mpi_grad_reducer(Communicator& world, const TrainOptions& opt) {
-  return std::make_unique<MpiGradReducer>(world, opt);
+std::unique_ptr<GradReducer> make_mpi_grad_reducer(Communicator& world, const RunConfig& cfg) {
+  return std::make_unique<MpiGradReducer>(world, cfg);
 }
 
 }  // namespace tb

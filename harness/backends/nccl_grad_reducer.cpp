@@ -62,9 +62,9 @@ ncclResult_t wait_nccl(ncclComm_t comm, ncclResult_t r, double timeout_s, bool* 
 
 class NcclGradReducer final : public GradReducer {
  public:
-  NcclGradReducer(Communicator& world, int device, const TrainOptions& opt)
-      : rank_(world.rank()), device_(device), bucket_bytes_(opt.bucket_bytes), overlap_(opt.overlap),
-        timeout_s_(opt.comm_timeout_s) {
+  NcclGradReducer(Communicator& world, int device, const RunConfig& cfg)
+      : rank_(world.rank()), device_(device), bucket_bytes_(cfg.bucket_bytes()), overlap_(cfg.overlap),
+        timeout_s_(cfg.comm_timeout_s) {
     const std::string id_bytes = nccl_unique_id_bytes(world);
     ncclUniqueId id;
     std::memcpy(id.internal, id_bytes.data(), sizeof id.internal);
@@ -234,8 +234,8 @@ class NcclGradReducer final : public GradReducer {
 
 }  // namespace
 
-std::unique_ptr<GradReducer> make_nccl_grad_reducer(Communicator& world, int device, const TrainOptions& opt) {
-  return std::make_unique<NcclGradReducer>(world, device, opt);
+std::unique_ptr<GradReducer> make_nccl_grad_reducer(Communicator& world, int device, const RunConfig& cfg) {
+  return std::make_unique<NcclGradReducer>(world, device, cfg);
 }
 
 }  // namespace tb

@@ -95,7 +95,7 @@ namespace {
 
 class ReferenceTrainer final : public StepTrainer {
  public:
-  ReferenceTrainer(const Dataset& data, const TrainOptions& opt) : data_(data), opt_(opt), model_(opt.model, data) {}
+  ReferenceTrainer(const Dataset& data, const RunConfig& cfg) : data_(data), cfg_(cfg), model_(cfg.model, data) {}
 
   void set_params(const std::vector<float>& params) override {
     params_.assign(params.begin(), params.end());
@@ -127,7 +127,7 @@ class ReferenceTrainer final : public StepTrainer {
     const double loss = model_.loss_and_grad(params_, rows, count, count, &grad_, nullptr, &phases_);
     Stopwatch sw;
     for (size_t i = 0; i < params_.size(); ++i) {
-      sgd_element(&params_[i], grad_[i], &velocity_[i], opt_.lr, opt_.momentum, opt_.weight_decay);
+      sgd_element(&params_[i], grad_[i], &velocity_[i], cfg_.lr, cfg_.momentum, cfg_.weight_decay);
     }
     phases_.optimizer_s += sw.lap();
     return loss;
@@ -135,7 +135,7 @@ class ReferenceTrainer final : public StepTrainer {
 
  private:
   const Dataset& data_;
-  TrainOptions opt_;
+  RunConfig cfg_;
   ReferenceModel model_;
   std::vector<double> params_, grad_, velocity_;
 };
@@ -150,8 +150,8 @@ class ReferenceBackend final : public Backend {
     return t;
   }
   Availability availability() const override { return {true, ""}; }
-  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const TrainOptions& opt, Job&) const override {
-    return std::make_unique<ReferenceTrainer>(data, opt);
+  std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {
+    return std::make_unique<ReferenceTrainer>(data, cfg);
   }
 };
 

@@ -35,7 +35,7 @@ class UnavailableBackend final : public Backend {
     return {false, "not implemented in this version (" + issue_ + ")"};
   }
 
-  std::unique_ptr<Trainer> make_trainer(const Dataset&, const TrainOptions&, Job&) const override {
+  std::unique_ptr<Trainer> make_trainer(const Dataset&, const RunConfig&, Job&) const override {
     throw std::logic_error(name_ + " is unavailable: " + availability().reason);
   }
 

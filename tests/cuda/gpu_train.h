@@ -22,7 +22,7 @@ struct Trained {
   PhaseTimes phases;
 };
 
-inline Trained train(const std::string& backend, const Dataset& data, const TrainOptions& opt, int epochs,
+inline Trained train(const std::string& backend, const Dataset& data, const RunConfig& opt, int epochs,
                      bool shuffle) {
   std::unique_ptr<Trainer> t = find_backend(backend)->make_trainer(data, opt);
   t->set_params(init_params(opt.model, 3));

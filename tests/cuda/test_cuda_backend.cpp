@@ -44,8 +44,8 @@ double max_rel(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
-TrainOptions options(std::vector<int64_t> layers, Task task, int64_t batch) {
-  TrainOptions o;
+RunConfig options(std::vector<int64_t> layers, Task task, int64_t batch) {
+  RunConfig o;
   o.model.kind = layers.size() == 2 ? ModelKind::kLinear : ModelKind::kMlp;
   o.model.layers = std::move(layers);
   o.model.task = task;
@@ -59,12 +59,12 @@ TEST_F(CudaBackend, MatchesReferenceForBothPlacementsShuffledOrNot) {
   for (Task task : {Task::kRegression, Task::kClassification}) {
     const std::vector<int64_t> layers = {24, 40, 17, task == Task::kRegression ? 3 : 5};
     const Dataset data = make_data(task, 1003, 24, layers.back());
-    TrainOptions opt = options(layers, task, 64);  // 1003 = 15 x 64 + 43: a short last batch
+    RunConfig opt = options(layers, task, 64);  // 1003 = 15 x 64 + 43: a short last batch
     for (bool shuffle : {false, true}) {
       const Trained ref = train("reference", data, opt, 3, shuffle);
       std::vector<float> resident;  // the device-placement parameters, for the host run
       for (bool on_device : {true, false}) {
-        opt.data_on_device = on_device;
+        opt.data_placement = (on_device) ? "device" : "host";
         const Trained gpu = train("cuda", data, opt, 3, shuffle);
         // Host placement stages the same rows into equally aligned buffers for the same
         // kernels: at most last-bit differences from device placement, far inside the
@@ -84,10 +84,10 @@ TEST_F(CudaBackend, MatchesReferenceForBothPlacementsShuffledOrNot) {
 
 TEST_F(CudaBackend, CudaGraphGivesTheSameParametersAsWithout) {
   const Dataset data = make_data(Task::kClassification, 1003, 24, 5);
-  TrainOptions opt = options({24, 40, 5}, Task::kClassification, 64);
+  RunConfig opt = options({24, 40, 5}, Task::kClassification, 64);
   for (bool on_device : {true, false}) {
     for (bool shuffle : {true, false}) {  // unshuffled resident data: one graph per step, read in place
-      opt.data_on_device = on_device;
+      opt.data_placement = (on_device) ? "device" : "host";
       opt.cuda_graph = false;
       const Trained plain = train("cuda", data, opt, 2, shuffle);
       opt.cuda_graph = true;
@@ -100,7 +100,7 @@ TEST_F(CudaBackend, CudaGraphGivesTheSameParametersAsWithout) {
 
 TEST_F(CudaBackend, Tf32StaysCloseToReference) {
   const Dataset data = make_data(Task::kRegression, 512, 64, 2);
-  TrainOptions opt = options({64, 128, 2}, Task::kRegression, 128);
+  RunConfig opt = options({64, 128, 2}, Task::kRegression, 128);
   opt.precision = "tf32";
   const Trained ref = train("reference", data, opt, 2, false);
   const Trained gpu = train("cuda", data, opt, 2, false);
@@ -110,7 +110,7 @@ TEST_F(CudaBackend, Tf32StaysCloseToReference) {
 
 TEST_F(CudaBackend, AnImpossibleSizeFailsWithTheMemoryNumbers) {
   const Dataset data = make_data(Task::kRegression, 64, 8, 1);
-  const TrainOptions opt = options({8, 1 << 20, 1 << 18, 1}, Task::kRegression, 64);  // ~1 TiB of weights
+  const RunConfig opt = options({8, 1 << 20, 1 << 18, 1}, Task::kRegression, 64);  // ~1 TiB of weights
   try {
     find_backend("cuda")->make_trainer(data, opt);
     FAIL() << "expected an out-of-memory error";
@@ -121,9 +121,9 @@ TEST_F(CudaBackend, AnImpossibleSizeFailsWithTheMemoryNumbers) {
 
 TEST_F(CudaBackend, ReportsItsDeviceMemoryAndEveryPhase) {
   const Dataset data = make_data(Task::kRegression, 512, 16, 2);
-  TrainOptions opt = options({16, 32, 2}, Task::kRegression, 64);
+  RunConfig opt = options({16, 32, 2}, Task::kRegression, 64);
   for (bool on_device : {true, false}) {
-    opt.data_on_device = on_device;
+    opt.data_placement = (on_device) ? "device" : "host";
     std::unique_ptr<Trainer> t = find_backend("cuda")->make_trainer(data, opt);
     // At least parameters, gradients and velocity (3 x P floats) and the cuBLAS workspace.
     const int64_t params = 16 * 32 + 32 + 32 * 2 + 2;
@@ -171,7 +171,7 @@ TEST_F(CudaBackend, ASuiteGoesOnAfterAnOutOfMemoryRow) {
 
 TEST_F(CudaBackend, AnInvalidDeviceIsRefused) {
   const Dataset data = make_data(Task::kRegression, 64, 8, 1);
-  TrainOptions opt = options({8, 1}, Task::kRegression, 16);
+  RunConfig opt = options({8, 1}, Task::kRegression, 16);
   opt.device = 1000;
   EXPECT_THROW(find_backend("cuda")->make_trainer(data, opt), std::exception);
 }

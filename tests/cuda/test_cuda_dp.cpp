@@ -41,8 +41,8 @@ using test::expect_close;
 using test::train;
 using test::Trained;
 
-TrainOptions options(std::vector<int64_t> layers, Task task, int64_t batch, std::vector<int> slots) {
-  TrainOptions o;
+RunConfig options(std::vector<int64_t> layers, Task task, int64_t batch, std::vector<int> slots) {
+  RunConfig o;
   o.model = test::model(std::move(layers), task);
   o.batch = batch;
   o.lr = task == Task::kRegression ? 0.05 : 0.2;
@@ -87,7 +87,7 @@ TEST(CudaDpFlags, AvailabilityNamesWhatIsMissing) {
     EXPECT_TRUE(a.ok) << a.reason;
   }
   const Dataset data = test::synthetic(Task::kRegression, 64, 8, 1);
-  const TrainOptions opt = options({8, 1}, Task::kRegression, 16, {0, 999});
+  const RunConfig opt = options({8, 1}, Task::kRegression, 16, {0, 999});
   try {
     find_backend("cuda-dp")->make_trainer(data, opt);
     FAIL() << "expected slot 999 to be refused";
@@ -120,7 +120,7 @@ TEST_F(CudaDp, LogicalSlotsOnOneGpuMatchReferenceAndCuda) {
     const Dataset data = test::synthetic(task, 1003, 24, layers.back(), 5);
     // 1003 = 15 x 64 + 43: chunks 32,32 / 22,22,20 and a short last batch 22,21 / 15,15,13.
     for (bool shuffle : {false, true}) {
-      const TrainOptions base = options(layers, task, 64, {});
+      const RunConfig base = options(layers, task, 64, {});
       const Trained ref = train("reference", data, base, 3, shuffle);
       const Trained one = train("cuda", data, base, 3, shuffle);
       for (const std::vector<int>& slots : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0}}) {
@@ -145,10 +145,10 @@ TEST_F(CudaDp, UnevenChunksAndFewerChunksThanSlots) {
     for (Task task : {Task::kRegression, Task::kClassification}) {
       const std::vector<int64_t> layers = {6, 9, task == Task::kRegression ? 2 : 4};
       const Dataset data = test::synthetic(task, c.n, 6, layers.back(), 9);
-      TrainOptions opt = options(layers, task, c.batch, c.slots);
+      RunConfig opt = options(layers, task, c.batch, c.slots);
       const Trained ref = train("reference", data, opt, 2, true);
       for (bool persistent : {false, true}) {
-        opt.dp_persistent = persistent;
+        opt.dp_mode = (persistent) ? "persistent" : "faithful";
         const Trained dp = train("cuda-dp", data, opt, 2, true);
         expect_close(dp, ref, data,
                      "B=" + std::to_string(c.batch) + " slots " + slots_text(c.slots) + " persistent " +
@@ -164,10 +164,10 @@ TEST_F(CudaDp, FaithfulAndPersistentGiveBitwiseTheSameParameters) {
   if (gpus_ >= 2) lists.push_back({0, 1, 0, 1});
   const Dataset data = test::synthetic(Task::kClassification, 1003, 24, 5, 5);
   for (const std::vector<int>& slots : lists) {
-    TrainOptions opt = options({24, 40, 5}, Task::kClassification, 64, slots);
-    opt.dp_persistent = false;
+    RunConfig opt = options({24, 40, 5}, Task::kClassification, 64, slots);
+    opt.dp_mode = (false) ? "persistent" : "faithful";
     const Trained faithful = train("cuda-dp", data, opt, 2, true);
-    opt.dp_persistent = true;
+    opt.dp_mode = (true) ? "persistent" : "faithful";
     const Trained persistent = train("cuda-dp", data, opt, 2, true);
     EXPECT_EQ(faithful.params, persistent.params) << "slots " << slots_text(slots);
   }
@@ -176,8 +176,8 @@ TEST_F(CudaDp, FaithfulAndPersistentGiveBitwiseTheSameParameters) {
 TEST_F(CudaDp, ReportsSlotsWorldSizeMemoryAndEveryPhase) {
   const Dataset data = test::synthetic(Task::kRegression, 512, 16, 2);
   for (bool persistent : {false, true}) {
-    TrainOptions opt = options({16, 32, 2}, Task::kRegression, 64, {0, 0, 0});
-    opt.dp_persistent = persistent;
+    RunConfig opt = options({16, 32, 2}, Task::kRegression, 64, {0, 0, 0});
+    opt.dp_mode = (persistent) ? "persistent" : "faithful";
     std::unique_ptr<Trainer> t = find_backend("cuda-dp")->make_trainer(data, opt);
     EXPECT_EQ(t->devices(), "0,0,0");
     EXPECT_EQ(t->replicas(), 3);
@@ -212,7 +212,7 @@ TEST_F(CudaDp, RealGpusMatchReferenceThroughNcclAndPeerCopies) {
     }
     // A batch smaller than the GPU count leaves GPUs idle: those steps use peer copies.
     if (gpus_ > 2) {
-      TrainOptions opt = options(layers, task, 2, all);
+      RunConfig opt = options(layers, task, 2, all);
       const Trained small_ref = train("reference", data, options(layers, task, 2, {}), 1, true);
       expect_close(train("cuda-dp", data, opt, 1, true), small_ref, data, "B=2 on all GPUs");
     }

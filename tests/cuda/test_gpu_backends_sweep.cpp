@@ -69,7 +69,7 @@ TEST(GpuBackendsSweep, CudaAndCudaDpMatchReferenceOnEveryCase) {
     const Case c = make_case(k);
     SCOPED_TRACE(c.text);
     const Dataset data = test::synthetic(c.task, c.n, c.layers.front(), c.layers.back(), 11 + k);
-    TrainOptions opt;
+    RunConfig opt;
     opt.model = test::model(c.layers, c.task);
     opt.batch = c.batch;
     opt.lr = c.task == Task::kRegression ? 0.05 : 0.1;
@@ -84,20 +84,20 @@ TEST(GpuBackendsSweep, CudaAndCudaDpMatchReferenceOnEveryCase) {
                                              ref.params, 1e-2);
     const double tol = std::max(2e-4, 10 * omp_err);
     for (int variant = 0; variant < 4; ++variant) {  // device/host placement x graph or not
-      TrainOptions o = opt;
-      o.data_on_device = variant < 2;
+      RunConfig o = opt;
+      o.data_placement = (variant < 2) ? "device" : "host";
       o.cuda_graph = variant % 2 == 1;
       test::expect_close(test::train("cuda", data, o, kEpochs, c.shuffle), ref, data,
-                         std::string("cuda, ") + (o.data_on_device ? "device" : "host") +
+                         std::string("cuda, ") + (o.data_on_device() ? "device" : "host") +
                              (o.cuda_graph ? ", graph" : ""),
                          tol);
     }
     // Three replicas: on GPUs 0, 1, 0 where there are two, else all on GPU 0.
-    TrainOptions dp = opt;
+    RunConfig dp = opt;
     dp.dp_devices = gpus >= 2 ? std::vector<int>{0, 1, 0} : std::vector<int>{0, 0, 0};
-    dp.dp_persistent = k % 2 == 1;
+    dp.dp_mode = (k % 2 == 1) ? "persistent" : "faithful";
     test::expect_close(test::train("cuda-dp", data, dp, kEpochs, c.shuffle), ref, data,
-                       std::string("cuda-dp ") + (dp.dp_persistent ? "persistent" : "faithful"), tol);
+                       std::string("cuda-dp ") + (dp.dp_persistent() ? "persistent" : "faithful"), tol);
   }
 }
 

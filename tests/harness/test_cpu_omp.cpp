@@ -21,7 +21,7 @@ struct Trained {
   std::vector<double> epoch_loss;
 };
 
-Trained train(const std::string& backend, const Dataset& data, const TrainOptions& opt, int epochs, bool shuffle) {
+Trained train(const std::string& backend, const Dataset& data, const RunConfig& opt, int epochs, bool shuffle) {
   std::unique_ptr<Trainer> t = find_backend(backend)->make_trainer(data, opt);
   t->set_params(init_params(opt.model, 9));
   Trained out;
@@ -58,7 +58,7 @@ class CpuOmpMatchesReference : public ::testing::TestWithParam<Case> {};
 TEST_P(CpuOmpMatchesReference, AfterThreeEpochs) {
   const Case& c = GetParam();
   const Dataset data = synthetic(c.task, c.n, c.layers.front(), c.layers.back());
-  TrainOptions opt;
+  RunConfig opt;
   opt.model = model(c.layers, c.task);
   opt.batch = c.batch;
   opt.lr = c.task == Task::kRegression ? 0.05 : 0.2;
@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(CpuOmp, MlpLearnsSyntheticClassesFarAboveChance) {
   // 4 classes: chance is 0.25. A 20-64-4 MLP with a few epochs of SGD must exceed 0.8.
   const Dataset data = synthetic(Task::kClassification, 4000, 20, 4, 21);
-  TrainOptions opt;
+  RunConfig opt;
   opt.model = model({20, 64, 4}, Task::kClassification);
   opt.batch = 64;
   opt.lr = 0.5;
@@ -120,7 +120,7 @@ TEST(CpuOmp, MlpLearnsSyntheticClassesFarAboveChance) {
 
 TEST(CpuOmp, ThreadCountDoesNotChangeTheResultBeyondRounding) {
   const Dataset data = synthetic(Task::kRegression, 300, 16, 2);
-  TrainOptions opt;
+  RunConfig opt;
   opt.model = model({16, 24, 2}, Task::kRegression);
   opt.batch = 40;
   opt.lr = 0.05;

@@ -91,10 +91,10 @@ TEST(MpiGradReducer, SumsEveryBucketOnceMatchingANaiveSum) {
   for (const Case& c : {Case{1e-6, true, true}, Case{1e-6, false, true}, Case{1e-6, true, false},
                         Case{0.0002, true, true}, Case{25, true, true}, Case{1e-6, false, false}}) {
     SCOPED_TRACE(describe(c));
-    TrainOptions opt;
-    opt.bucket_bytes = static_cast<int64_t>(c.bucket_mb * (1 << 20));
+    RunConfig opt;
+    opt.bucket_mb = static_cast<double>(static_cast<int64_t>(c.bucket_mb * (1 << 20))) / (1 << 20);
     opt.overlap = c.overlap;
-    const std::vector<Bucket> buckets = plan_buckets(layout, opt.bucket_bytes);
+    const std::vector<Bucket> buckets = plan_buckets(layout, opt.bucket_bytes());
     std::vector<float> grads(static_cast<size_t>(layout.total)), peer(grads.size());
     for (int64_t step = 0; step < 2; ++step) {
       for (size_t i = 0; i < grads.size(); ++i) {  // small integers: every sum is exact

@@ -28,7 +28,7 @@ namespace {
 
 void expect_no_allocation_in_epochs(bool shuffle, int threads, std::vector<int64_t> layers, Task task) {
   const Dataset data = test::synthetic(task, 1000, layers.front(), layers.back());
-  TrainOptions opt;
+  RunConfig opt;
   opt.model = test::model(layers, task);
   opt.batch = 96;  // 1000 = 10 x 96 + 40: the short last batch is exercised too
   opt.lr = 0.05;

@@ -30,8 +30,8 @@ int main() {
   int failures = 0;
   for (int64_t bucket_bytes : {int64_t{1}, int64_t{1500}, int64_t{25} << 20}) {
     for (bool overlap : {true, false}) {
-      tb::TrainOptions opt;
-      opt.bucket_bytes = bucket_bytes;
+      tb::RunConfig opt;
+      opt.bucket_mb = static_cast<double>(bucket_bytes) / (1 << 20);
       opt.overlap = overlap;
       std::vector<float> grads(static_cast<size_t>(layout.total));
       std::unique_ptr<tb::GradReducer> r = tb::make_mpi_grad_reducer(*world, opt);
