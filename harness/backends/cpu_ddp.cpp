@@ -10,6 +10,14 @@
 // over ranks, so a non-finite loss stops every rank at the same step. --deterministic:
 // fixed leaves and a fixed reduction tree instead. Only rank 0 writes results; times
 // are max over ranks.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "harness/backend.h"
+#include "harness/ddp_plan.h"
+
+#if defined(TB_HAVE_MPI)
 #include <omp.h>
 
 #include <algorithm>
@@ -225,6 +233,13 @@ class CpuDdpTrainer final : public StepTrainer {
   int64_t busy_steps_ = 0, last_busy_steps_ = 0;
 };
 
+}  // namespace
+}  // namespace tb
+#endif  // TB_HAVE_MPI
+
+namespace tb {
+namespace {
+
 class CpuDdpBackend final : public Backend {
  public:
   std::string name() const override { return "cpu-ddp"; }
@@ -237,8 +252,15 @@ class CpuDdpBackend final : public Backend {
     t.scaling_base = "cpu-omp";
     return t;
   }
-  Availability availability() const override { return {true, ""}; }
+  Availability availability() const override {
+#if defined(TB_HAVE_MPI)
+    return {true, ""};
+#else
+    return {false, "built without MPI (install openmpi-bin libopenmpi-dev and rebuild)"};
+#endif
+  }
   Availability availability_for(const RunConfig& c) const override {
+    if (const Availability a = availability(); !a.ok) return a;
     if (c.deterministic && kLeaves % c.world_size != 0) {
       return {false, "--deterministic: the world size " + std::to_string(c.world_size) + " does not divide the " +
                          std::to_string(kLeaves) + " leaves of a batch"};
@@ -247,7 +269,13 @@ class CpuDdpBackend final : public Backend {
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job& job) const override {
     if (!job.world()) throw std::logic_error("cpu-ddp needs an MPI job (make_job)");
+#if defined(TB_HAVE_MPI)
     return std::make_unique<CpuDdpTrainer>(data, cfg, job.world());
+#else
+    (void)data;
+    (void)cfg;
+    throw std::logic_error("cpu-ddp: built without MPI");
+#endif
   }
 };
 

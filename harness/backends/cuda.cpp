@@ -14,6 +14,15 @@
 // epoch's single synchronisation. --cuda-graph captures forward+loss+backward+update
 // of a full batch once per input address and replays it (CudaModel::graphed_step;
 // per-phase split then not measured).
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "harness/backend.h"
+#include "harness/host_info.h"
+#include "kernels/error.h"
+
+#if defined(TB_HAVE_CUDA_BACKEND)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -430,6 +439,18 @@ class CudaTrainer final : public Trainer {
   int64_t busy_steps_ = 0, last_busy_steps_ = 0;
 };
 
+}  // namespace
+
+std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const RunConfig& cfg, CudaParallel parallel) {
+  return std::make_unique<CudaTrainer>(data, cfg, std::move(parallel));
+}
+
+}  // namespace tb
+#endif  // TB_HAVE_CUDA_BACKEND
+
+namespace tb {
+namespace {
+
 class CudaBackend final : public Backend {
  public:
   std::string name() const override { return "cuda"; }
@@ -451,15 +472,16 @@ class CudaBackend final : public Backend {
       throw Error("--device: " + std::to_string(cfg.device) + " is not a visible GPU (found " +
                   std::to_string(g.gpus.size()) + ")");
     }
-    return std::make_unique<CudaTrainer>(data, cfg, CudaParallel{});
+#if defined(TB_HAVE_CUDA_BACKEND)
+    return make_cuda_trainer(data, cfg, CudaParallel{});
+#else
+    (void)data;
+    throw std::logic_error("cuda: " + g.reason);  // availability() said so first
+#endif
   }
 };
 
 }  // namespace
-
-std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const RunConfig& cfg, CudaParallel parallel) {
-  return std::make_unique<CudaTrainer>(data, cfg, std::move(parallel));
-}
 
 std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
 

@@ -4,16 +4,20 @@
 // (nccl_grad_reducer.cpp). GPU = node-local rank (or the one GPU a rank sees); two
 // ranks on one GPU are refused by every rank at once.
 #include <memory>
+#include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "harness/backend.h"
+#include "harness/host_info.h"
+
+#if defined(TB_HAVE_CUDA_DDP)  // the trainer's pieces: compiled with CUDA, NCCL and MPI only
+#include <vector>
+
 #include "harness/backends/cuda_parallel.h"
 #include "harness/backends/grad_reducer.h"
 #include "harness/comm/mpi_session.h"
 #include "harness/comm/nccl_bootstrap.h"
-#include "harness/host_info.h"
-#include "kernels/error.h"
+#endif
 
 namespace tb {
 namespace {
@@ -31,12 +35,18 @@ class CudaDdpBackend final : public Backend {
     t.scaling_base = "cuda";
     return t;
   }
+  // The most basic missing piece first: a GPU, then the build.
   Availability availability() const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
+#if defined(TB_HAVE_CUDA_DDP)
     return {true, ""};
+#else
+    return {false, "built without NCCL or MPI (cuda-ddp needs CUDA, NCCL and MPI at build time)"};
+#endif
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg_in, Job& job) const override {
+#if defined(TB_HAVE_CUDA_DDP)
     std::shared_ptr<Communicator> world = job.world();
     if (!world) throw std::logic_error("cuda-ddp needs an MPI job (make_job)");
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
@@ -48,6 +58,12 @@ class CudaDdpBackend final : public Backend {
     par.world = world;
     par.reducer = make_nccl_grad_reducer(*world, cfg.device, cfg);
     return make_cuda_trainer(data, cfg, std::move(par));
+#else
+    (void)data;
+    (void)cfg_in;
+    (void)job;
+    throw std::logic_error("cuda-ddp: " + availability().reason);
+#endif
   }
 };
 

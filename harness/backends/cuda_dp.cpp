@@ -32,6 +32,16 @@
 // comm_s = gradient reduction, optimizer_s. One host synchronisation per epoch.
 // Shapes: B rows, c = ceil(B/G) rows per chunk, D in, O out, P parameters.
 // The slots and their stream ordering: cuda_dp_slots.h; (1) and (6): cuda_dp_comm.h.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "harness/backend.h"
+#include "harness/dp_plan.h"
+#include "harness/host_info.h"
+#include "kernels/error.h"
+
+#if defined(TB_HAVE_CUDA_BACKEND)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -377,6 +387,13 @@ class CudaDpTrainer final : public Trainer {
   PhaseTimes phases_;
 };
 
+}  // namespace
+}  // namespace tb
+#endif  // TB_HAVE_CUDA_BACKEND
+
+namespace tb {
+namespace {
+
 class CudaDpBackend final : public Backend {
  public:
   std::string name() const override { return "cuda-dp"; }
@@ -406,7 +423,12 @@ class CudaDpBackend final : public Backend {
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) throw Error("cuda-dp: " + g.reason);
+#if defined(TB_HAVE_CUDA_BACKEND)
     return std::make_unique<CudaDpTrainer>(data, cfg, resolve_slots(cfg.dp_devices, static_cast<int>(g.gpus.size())));
+#else
+    (void)data;
+    throw std::logic_error("cuda-dp: built without CUDA");  // gpu_inventory says so first
+#endif
   }
 };
 
