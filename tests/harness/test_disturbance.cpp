@@ -1,0 +1,56 @@
+// tests/harness/test_disturbance.cpp — the disturbance of a measurement: other
+// processes' and the hypervisor's share of the host's CPU time between two snapshots.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "harness/disturbance.h"
+
+namespace {
+
+using tb::CpuSnapshot;
+
+TEST(Disturbance, SharesAreBusyMinusOwnAndStealOverWallTimesCpus) {
+  CpuSnapshot a, b;
+  a.ok = b.ok = true;
+  a.cpus = b.cpus = 2;
+  a.wall_s = 10;
+  b.wall_s = 14;  // 4 s x 2 CPUs = 8 CPU-seconds
+  a.busy_s = 100;
+  b.busy_s = 106;  // 6 busy CPU-seconds, 2 of them the job's own
+  a.steal_s = 1;
+  b.steal_s = 1.4;
+  const tb::Disturbance d = tb::disturbance_between(a, b, 2.0);
+  EXPECT_DOUBLE_EQ(d.others_share, 0.5);
+  EXPECT_DOUBLE_EQ(d.steal_share, 0.05);
+  // Tick rounding can make busy - own slightly negative: clamped to 0.
+  EXPECT_DOUBLE_EQ(tb::disturbance_between(a, b, 7.0).others_share, 0.0);
+  b.ok = false;
+  EXPECT_LT(tb::disturbance_between(a, b, 0).others_share, 0);
+}
+
+// A process spinning on one CPU beside us is seen: at least a quarter of the host's time
+// on a machine of up to 2 CPUs (other load only adds to it).
+TEST(Disturbance, ASpinningNeighbourIsSeen) {
+  const CpuSnapshot a = tb::cpu_snapshot();
+  if (!a.ok) GTEST_SKIP() << "/proc/stat not readable here";
+  const pid_t spinner = ::fork();
+  if (spinner == 0) {
+    for (volatile unsigned long i = 0;; ++i) {
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const CpuSnapshot b = tb::cpu_snapshot();
+  ::kill(spinner, SIGKILL);
+  ::waitpid(spinner, nullptr, 0);
+  const tb::Disturbance d = tb::disturbance_between(a, b, b.own_s - a.own_s);
+  EXPECT_GT(d.others_share, 0.9 / (b.cpus > 2 ? b.cpus : 2) / 2) << "cpus " << b.cpus;
+  EXPECT_LE(d.others_share, 1.0);
+  EXPECT_GE(d.steal_share, 0.0);
+}
+
+}  // namespace
