@@ -100,6 +100,8 @@ TEST(ValidText, OddBytesOnTheCommandLineStillGiveValidJsonAndUtf8Csv) {
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(env)) << env;
   EXPECT_NE(j["command_line"].get<std::string>().find("odd-\xEF\xBF\xBD-\x01-\"q\"-\\"), std::string::npos);
+  const std::string csv = slurp(std::getenv("TB_ODD_OUT"));
+  EXPECT_TRUE(is_valid_utf8(csv)) << csv;
   const test::ShellResult ex = test::trainbench(
       "export --model linear --layers 2,1 --batch 2 --dataset \"csv:$TB_ODD_DATA\" --out " + dir + "/exp");
   ASSERT_EQ(ex.code, 0) << ex.out;
