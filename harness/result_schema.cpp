@@ -157,18 +157,18 @@ const std::vector<Column>& table() {
        [](const ResultRow& r) { return num(r.train_time_s); }},
       {"samples_per_s", T::kFloat, R::kMetric, "samples/s", false, "epochs × rows per epoch / train_time_s",
        [](const ResultRow& r) { return num(r.samples_per_s); }},
-      {"transfer_s", T::kFloat, R::kPhase, "s", false,
+      {"transfer_s", T::kFloat, R::kPhase, "s", true,
        "moving data into place (shuffled-row gathers; host↔device copies; with `--data-placement host` the time "
        "compute waited for a staged batch)",
        [](const ResultRow& r) { return num(r.transfer_s); }},
-      {"forward_s", T::kFloat, R::kPhase, "s", false,
+      {"forward_s", T::kFloat, R::kPhase, "s", true,
        "forward pass and loss (for cpu-omp's fused linear-regression step the gradients too; backward_s is 0 then)",
        [](const ResultRow& r) { return num(r.forward_s); }},
-      {"backward_s", T::kFloat, R::kPhase, "s", false, "backward pass", [](const ResultRow& r) { return num(r.backward_s); }},
-      {"comm_s", T::kFloat, R::kPhase, "s", false,
+      {"backward_s", T::kFloat, R::kPhase, "s", true, "backward pass", [](const ResultRow& r) { return num(r.backward_s); }},
+      {"comm_s", T::kFloat, R::kPhase, "s", true,
        "exposed communication: time the step waited for all-reduces (0 for single-process backends)",
        [](const ResultRow& r) { return num(r.comm_s); }},
-      {"optimizer_s", T::kFloat, R::kPhase, "s", false, "SGD update", [](const ResultRow& r) { return num(r.optimizer_s); }},
+      {"optimizer_s", T::kFloat, R::kPhase, "s", true, "SGD update", [](const ResultRow& r) { return num(r.optimizer_s); }},
       {"allreduce_bytes_per_step", T::kInt, R::kMetric, "bytes", false,
        "gradient bytes each rank all-reduces per step (0 for single-process backends)",
        [](const ResultRow& r) { return std::to_string(r.allreduce_bytes_per_step); }},
@@ -334,7 +334,8 @@ std::string schema_markdown() {
          "workload cells); **setup** which backend, where and in what precision; **knob** a setting some "
          "backends honour, empty where the row's backend does not; workload, setup and knob cells together are a "
          "configuration's identity (reports group repetitions by them); **trait** facts about the backend; "
-         "**phase** seconds of one phase of the repetition (summed over its steps, a part of train_time_s); "
+         "**phase** seconds of one phase of the repetition (summed over its steps, a part of train_time_s; "
+         "empty where not measured: the PyTorch peers on GPUs); "
          "**metric** measured, empty unless the status is `ok`.\n";
   return out;
 }

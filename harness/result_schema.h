@@ -24,7 +24,7 @@ enum class ColumnRole {
   kKnob,        // a setting some backends honour: empty where the row's backend does not
   kTrait,       // a fact about the backend (BackendTraits), the same on all its rows
   kRepetition,  // which timed repetition (curves: and which epoch)
-  kPhase,       // seconds of one phase of the repetition (a part of train_time_s)
+  kPhase,       // seconds of one phase of the repetition (a part of train_time_s); empty: not measured
   kMetric,      // measured; empty unless the status is ok
   kStatus,      // ok | skipped: why | failed: why
 };
