@@ -32,7 +32,8 @@ SCHEMA_VERSION = SCHEMA["schema_version"]
 
 RESULT_COLUMNS = [c["name"] for c in SCHEMA["results"]]
 CURVE_COLUMNS = [c["name"] for c in SCHEMA["curves"]]
-COLUMN = {c["name"]: c for c in SCHEMA["results"] + SCHEMA["curves"]}
+COLUMN = {c["name"]: c for c in SCHEMA["results"] + SCHEMA["curves"]}  # name, type, role, unit, ...
+UNITS = {name: c["unit"] for name, c in COLUMN.items()}                   # "" where none
 
 
 def columns_with(*roles, table="results"):
