@@ -23,7 +23,7 @@ PERF_RESULTS ?= results/perf-$(RUN_ID)
 OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
 PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
-.PHONY: all build configure deps test bench report compare record microbench peers perf clean
+.PHONY: all build configure deps test bench report compare record microbench peers perf schema clean
 
 all: build
 
@@ -106,6 +106,12 @@ perf: deps build
 	    times; } > $(PERF_RESULTS)/cpu_usage.txt; \
 	  $(PYTHON) bench/peers/perf_summary.py $(PERF_RESULTS) || rc=$$?; \
 	  $(PYTHON) reports/render.py $(PERF_RESULTS) && echo "report: $(PERF_RESULTS)/report.html" || rc=$$?; exit $$rc
+
+# The CSV schema's copies (README.md's table, reports/schema.json) rewritten from the
+# binary (harness/result_schema.cpp is the source); ctest's schema_docs_match checks them.
+schema: configure
+	cmake --build $(BUILD) -j $(JOBS) --target trainbench
+	cmake -DTRAINBENCH=$(BUILD)/trainbench -DSOURCE_DIR=$(CURDIR) -DMODE=update -P cmake/schema_sync.cmake
 
 microbench: build
 	./$(BUILD)/bench/tb_microbench_cpu --benchmark_counters_tabular=true

@@ -9,7 +9,7 @@ set -euo pipefail
 want=${1:-all}
 # Debian/Ubuntu package names. CUDA/NCCL are not here: they come from NVIDIA's
 # toolkit (/usr/local/cuda) and are optional.
-build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev)
+build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev nlohmann-json3-dev)
 report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest fonts-dejavu-core)
 # Nice to have: the report test opens the page in headless Chromium and skips
 # (with the reason) without it. Ubuntu ships chromium only as a snap, so it is

@@ -5,12 +5,14 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <sstream>
 #include <thread>
 
 #include "harness/backend.h"
+#include "harness/utf8.h"
 
 namespace tb {
 namespace {
@@ -162,7 +164,7 @@ const std::vector<FlagDef>& flag_table() {
        }},
       {"--workload", "NAME", "name shown in reports (default: derived from model, layers, samples, batch)",
        [](const std::string& v, bool, RunFlags* f) {
-         if (v.empty() || v.find_first_of(",\"\n") != std::string::npos) bad("--workload", v, "non-empty, no commas or quotes");
+         check_workload_name("--workload", v);
          f->config.workload = v;
        }},
       {"--bucket-mb", "X", "gradient bucket size in MiB, > 0 (default 25)",
@@ -213,6 +215,19 @@ const std::vector<FlagDef>& flag_table() {
 }
 
 }  // namespace
+
+void check_workload_name(const std::string& what, const std::string& name) {
+  // Reports group by the name and CSV/JSON carry it: text, one field, one line.
+  if (const size_t at = first_invalid_utf8(name); at != std::string::npos) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(name[at]));
+    throw UsageError(what + ": not valid UTF-8 (byte " + byte + " at offset " + std::to_string(at) +
+                     "); workload names are written to CSV and JSON as UTF-8 text");
+  }
+  if (name.empty() || name.find_first_of(",\"\n\r") != std::string::npos) {
+    bad(what, name, "non-empty, no commas, quotes or line breaks");
+  }
+}
 
 int hardware_threads() {
   const unsigned n = std::thread::hardware_concurrency();

@@ -43,4 +43,8 @@ std::string run_flags_help(bool for_export = false);
 
 int hardware_threads();
 
+// A workload name (--workload, or a suite entry's NAME; `what` names which): valid
+// UTF-8, non-empty, no commas, quotes or line breaks. Throws UsageError.
+void check_workload_name(const std::string& what, const std::string& name);
+
 }  // namespace tb

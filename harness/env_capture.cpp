@@ -7,9 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <sstream>
 
 #include "harness/host_info.h"
+#include "harness/json_out.h"
+#include "harness/result_row.h"
 #include "kernels/cpu/gemm.h"
 
 namespace tb {
@@ -27,43 +28,15 @@ std::string first_line_of(const std::string& cmd) {
   return out;
 }
 
-// Quoted JSON string. Built with += (GCC 12 warns falsely on "\"" + std::string).
-std::string q(const std::string& s) {
-  std::string r(1, '"');
-  r += json_escape(s);
-  r += '"';
-  return r;
-}
-std::string q_or_null(const char* s) { return s ? q(s) : "null"; }
-std::string q_or_null(const std::string& s) { return s.empty() ? "null" : q(s); }
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
+// A string, or null when absent.
+Json or_null(const char* s) { return s ? Json(s) : Json(nullptr); }
+Json or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
 }  // namespace
-
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          o += b;
-        } else {
-          o += static_cast<char>(c);
-        }
-    }
-  }
-  return o;
-}
 
 RunIdentity make_run_identity() {
   RunIdentity id;
@@ -100,56 +73,51 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
 #else
   const char* nccl = nullptr;
 #endif
-  std::ostringstream j;
-  j << "{\n";
-  j << "  \"schema_version\": 1,\n";
-  j << "  \"run_id\": " << q(id.run_id) << ",\n";
-  j << "  \"timestamp\": " << q(id.timestamp) << ",\n";
-  j << "  \"command_line\": " << q(command_line) << ",\n";
-  j << "  \"trainbench_version\": " << q(TB_VERSION) << ",\n";
-  j << "  \"git\": {\"commit\": " << (commit.empty() ? "null" : q(commit)) << ", \"dirty\": " << (dirty ? "true" : "false")
-    << "},\n";
-  j << "  \"build\": {\"type\": " << q(TB_BUILD_TYPE) << ", \"compiler\": " << q(TB_CXX_COMPILER)
-    << ", \"flags\": " << q(TB_CXX_FLAGS) << ", \"cuda_architectures\": " << q_or_null(cuda)
-    << ", \"cuda\": " << q_or_null(g.runtime_version)
-    << ", \"mpi\": " << q_or_null(mpi) << ", \"nccl\": " << q_or_null(nccl)
-    << ", \"cpu_gemm\": " << q(cpu::gemm_implementation()) << "},\n";
-  j << "  \"host\": {\"hostname\": " << q(h.hostname) << ", \"os\": " << q(h.os) << ", \"kernel\": " << q(h.kernel)
-    << ", \"cpu_model\": " << q(h.cpu_model) << ", \"logical_cores\": " << h.logical_cores
-    << ", \"memory_bytes\": " << h.memory_bytes << "},\n";
-  j << "  \"openmp\": {\"version\": " << _OPENMP << ", \"max_threads\": " << omp_get_max_threads()
-    << ", \"omp_num_threads\": " << q(env_or_empty("OMP_NUM_THREADS")) << ", \"proc_bind\": "
-    << q(env_or_empty("OMP_PROC_BIND")) << ", \"places\": " << q(env_or_empty("OMP_PLACES")) << "},\n";
-  j << "  \"blas_env\": {\"OPENBLAS_CORETYPE\": " << q(env_or_empty("OPENBLAS_CORETYPE"))
-    << ", \"OPENBLAS_L2_SIZE\": " << q(env_or_empty("OPENBLAS_L2_SIZE")) << "},\n";
+  Json j;
+  j["schema_version"] = kSchemaVersion;
+  j["run_id"] = id.run_id;
+  j["timestamp"] = id.timestamp;
+  j["command_line"] = command_line;
+  j["trainbench_version"] = TB_VERSION;
+  j["git"] = {{"commit", or_null(commit)}, {"dirty", dirty}};
+  j["build"] = {{"type", TB_BUILD_TYPE},       {"compiler", TB_CXX_COMPILER},
+                {"flags", TB_CXX_FLAGS},       {"cuda_architectures", or_null(cuda)},
+                {"cuda", or_null(g.runtime_version)}, {"mpi", or_null(mpi)},
+                {"nccl", or_null(nccl)},       {"cpu_gemm", cpu::gemm_implementation()}};
+  j["host"] = {{"hostname", h.hostname},           {"os", h.os},
+               {"kernel", h.kernel},               {"cpu_model", h.cpu_model},
+               {"logical_cores", h.logical_cores}, {"memory_bytes", h.memory_bytes}};
+  j["openmp"] = {{"version", _OPENMP},
+                 {"max_threads", omp_get_max_threads()},
+                 {"omp_num_threads", env_or_empty("OMP_NUM_THREADS")},
+                 {"proc_bind", env_or_empty("OMP_PROC_BIND")},
+                 {"places", env_or_empty("OMP_PLACES")}};
+  j["blas_env"] = {{"OPENBLAS_CORETYPE", env_or_empty("OPENBLAS_CORETYPE")},
+                   {"OPENBLAS_L2_SIZE", env_or_empty("OPENBLAS_L2_SIZE")}};
   // GPUs as `trainbench devices` lists them, but free memory: reading it would open a
   // context on every GPU (harness/host_info.h, FreeMemory), so it is null here.
-  j << "  \"driver\": " << q_or_null(g.driver_version) << ",\n";
-  j << "  \"cuda_runtime\": " << q_or_null(g.runtime_version) << ",\n";
-  j << "  \"cublas\": " << q_or_null(g.cublas_version) << ",\n";
-  j << "  \"nccl_runtime\": " << q_or_null(g.nccl_version) << ",\n";
-  j << "  \"cuda_visible_devices\": " << q_or_null(std::getenv("CUDA_VISIBLE_DEVICES")) << ",\n";
-  j << "  \"gpus\": [";
-  for (size_t i = 0; i < g.gpus.size(); ++i) {
-    const GpuInfo& d = g.gpus[i];
-    j << (i ? ", " : "") << "{\"index\": " << d.index << ", \"name\": " << q(d.name)
-      << ", \"compute_capability\": " << q(d.compute_capability) << ", \"sm_count\": " << d.sm_count
-      << ", \"memory_bytes\": " << d.memory_total_bytes << ", \"memory_free_bytes\": "
-      << (d.memory_free_bytes < 0 ? "null" : std::to_string(d.memory_free_bytes)) << ", \"clock_mhz\": " << d.clock_mhz
-      << ", \"memory_clock_mhz\": " << d.memory_clock_mhz << ", \"pci_bus_id\": " << q(d.pci_bus_id) << "}";
+  j["driver"] = or_null(g.driver_version);
+  j["cuda_runtime"] = or_null(g.runtime_version);
+  j["cublas"] = or_null(g.cublas_version);
+  j["nccl_runtime"] = or_null(g.nccl_version);
+  j["cuda_visible_devices"] = or_null(std::getenv("CUDA_VISIBLE_DEVICES"));
+  Json gpus = Json::array();
+  for (const GpuInfo& d : g.gpus) {
+    gpus.push_back({{"index", d.index},
+                    {"name", d.name},
+                    {"compute_capability", d.compute_capability},
+                    {"sm_count", d.sm_count},
+                    {"memory_bytes", d.memory_total_bytes},
+                    {"memory_free_bytes", d.memory_free_bytes < 0 ? Json(nullptr) : Json(d.memory_free_bytes)},
+                    {"clock_mhz", d.clock_mhz},
+                    {"memory_clock_mhz", d.memory_clock_mhz},
+                    {"pci_bus_id", d.pci_bus_id}});
   }
-  j << "],\n";
-  j << "  \"peer_access\": [";  // [i][j] = 1: GPU i can access GPU j's memory
-  for (size_t r = 0; r < g.peer_access.size(); ++r) {
-    j << (r ? ", " : "") << "[";
-    for (size_t c = 0; c < g.peer_access[r].size(); ++c) j << (c ? ", " : "") << g.peer_access[r][c];
-    j << "]";
-  }
-  j << "],\n";
-  j << "  \"gpu_unavailable_reason\": " << (g.usable ? "null" : q(g.reason)) << ",\n";
-  j << "  \"seed\": " << seed << "\n";
-  j << "}\n";
-  return j.str();
+  j["gpus"] = gpus;
+  j["peer_access"] = g.peer_access;  // [i][j] = 1: GPU i can access GPU j's memory
+  j["gpu_unavailable_reason"] = g.usable ? Json(nullptr) : Json(g.reason);
+  j["seed"] = seed;
+  return json_text(j);
 }
 
 }  // namespace tb

@@ -16,10 +16,8 @@ struct RunIdentity {
 
 RunIdentity make_run_identity();
 
-// The whole env.json document.
+// The whole env.json document (harness/json_out.h: valid JSON whatever the bytes of
+// the command line or the host's strings).
 std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed);
-
-// Escapes a string for a JSON string literal (without the quotes).
-std::string json_escape(const std::string& s);
 
 }  // namespace tb

@@ -9,12 +9,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
 #include "datasets/shuffle.h"
 #include "harness/cli.h"
+#include "harness/json_out.h"
 #include "harness/model.h"
 #include "harness/params_file.h"
 #include "harness/runner.h"
@@ -80,60 +80,38 @@ void write_orders(const fs::path& p, const RunConfig& c, int64_t n) {
   f.close();
 }
 
-std::string json_string(const std::string& s) {
-  std::string r = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      r += '\\';
-      r += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", ch);
-      r += b;
-    } else {
-      r += ch;
-    }
-  }
-  return r + "\"";
-}
-
-std::string json_number(double v) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%.17g", v);  // round-trips the double the harness uses
-  return b;
-}
-
 std::string workload_json(const RunConfig& c, const Dataset& d, int64_t param_count) {
   const bool cls = d.task == Task::kClassification;
-  std::ostringstream j;
-  j << "{\n";
-  j << "  \"format\": \"trainbench-export\",\n";
-  j << "  \"version\": " << kExportVersion << ",\n";
-  j << "  \"trainbench_version\": " << json_string(TB_VERSION) << ",\n";
-  j << "  \"workload\": " << json_string(c.workload) << ",\n";
-  j << "  \"model\": " << json_string(model_name(c.model.kind)) << ",\n";
-  j << "  \"layers\": [";
-  for (size_t i = 0; i < c.model.layers.size(); ++i) j << (i ? ", " : "") << c.model.layers[i];
-  j << "],\n";
-  j << "  \"task\": " << json_string(task_name(d.task)) << ",\n";
-  j << "  \"loss\": " << json_string(cls ? "cross_entropy_mean" : "mse_mean") << ",\n";
-  j << "  \"dataset\": " << json_string(d.description) << ",\n";
-  j << "  \"n\": " << d.n << ", \"d\": " << d.d << ", \"o\": " << d.o << ",\n";
-  j << "  \"param_count\": " << param_count << ",\n";
-  j << "  \"batch\": " << c.batch << ",\n";
-  j << "  \"lr\": " << json_number(c.lr) << ", \"momentum\": " << json_number(c.momentum)
-    << ", \"weight_decay\": " << json_number(c.weight_decay) << ",\n";
-  j << "  \"epochs\": " << c.epochs << ", \"warmup\": " << c.warmup << ", \"reps\": " << c.reps << ",\n";
-  j << "  \"threads\": " << c.threads << ",\n";
-  j << "  \"shuffle\": " << (c.shuffle ? "true" : "false") << ", \"drop_last\": " << (c.drop_last ? "true" : "false")
-    << ",\n";
-  j << "  \"seed\": " << c.seed << ",\n";
-  j << "  \"precision\": " << json_string(c.precision) << ",\n";
-  j << "  \"rows_per_epoch\": " << c.rows_per_epoch() << ", \"batches_per_epoch\": " << c.batches_per_epoch() << ",\n";
-  j << "  \"files\": {\"data\": \"data.bin\", \"params\": \"params.bin\", \"orders\": "
-    << (c.shuffle ? "\"orders.bin\"" : "null") << "}\n";
-  j << "}\n";
-  return j.str();
+  Json j;
+  j["format"] = "trainbench-export";
+  j["version"] = kExportVersion;
+  j["trainbench_version"] = TB_VERSION;
+  j["workload"] = c.workload;
+  j["model"] = model_name(c.model.kind);
+  j["layers"] = c.model.layers;
+  j["task"] = task_name(d.task);
+  j["loss"] = cls ? "cross_entropy_mean" : "mse_mean";
+  j["dataset"] = d.description;
+  j["n"] = d.n;
+  j["d"] = d.d;
+  j["o"] = d.o;
+  j["param_count"] = param_count;
+  j["batch"] = c.batch;
+  j["lr"] = c.lr;  // doubles are written so that they read back exactly
+  j["momentum"] = c.momentum;
+  j["weight_decay"] = c.weight_decay;
+  j["epochs"] = c.epochs;
+  j["warmup"] = c.warmup;
+  j["reps"] = c.reps;
+  j["threads"] = c.threads;
+  j["shuffle"] = c.shuffle;
+  j["drop_last"] = c.drop_last;
+  j["seed"] = c.seed;
+  j["precision"] = c.precision;
+  j["rows_per_epoch"] = c.rows_per_epoch();
+  j["batches_per_epoch"] = c.batches_per_epoch();
+  j["files"] = {{"data", "data.bin"}, {"params", "params.bin"}, {"orders", c.shuffle ? Json("orders.bin") : Json(nullptr)}};
+  return json_text(j);
 }
 
 bool usable_target(const fs::path& dir) {

@@ -1,4 +1,5 @@
-// harness/main.cpp — the `trainbench` executable: run, suite, export, backends, devices.
+// harness/main.cpp — the `trainbench` executable: run, suite, export, backends, devices,
+// launcher, schema.
 // Exit codes (harness/exit_codes.h, README "Exit codes"): 0 success; 1 a run
 // failed (its row says why); 2 bad input (one line naming the flag or file, nothing
 // written); 3 a multi-process job was aborted.
@@ -24,6 +25,7 @@
 #include "harness/interrupt.h"
 #include "harness/job.h"
 #include "harness/result_files.h"
+#include "harness/result_schema.h"
 #include "harness/suite.h"
 
 namespace tb {
@@ -39,6 +41,7 @@ constexpr const char* kUsage =
     "  backends  list every backend, available or not, with the reason\n"
     "  devices   describe this machine's CPU, memory and GPUs\n"
     "  launcher  print the launcher line the suite starts N ranks with (mpirun or srun)\n"
+    "  schema    print the CSV schema (--markdown: the README's table; --json: reports/schema.json)\n"
     "  version   print the version\n"
     "\n"
     "`trainbench COMMAND --help` shows a command's flags.\n";
@@ -279,11 +282,13 @@ int main(int argc, char** argv) {
       code = cmd_devices(rest);
     } else if (args[0] == "launcher") {
       code = cmd_launcher(rest);
+    } else if (args[0] == "schema") {
+      code = cmd_schema(rest);
     } else if (args[0] == "version" || args[0] == "--version") {
       std::printf("trainbench %s\n", TB_VERSION_STRING);
     } else {
       return fail(kExitBadInput, "unknown command '" + args[0] +
-                                     "' (allowed: run, suite, export, backends, devices, launcher, version)");
+                                     "' (allowed: run, suite, export, backends, devices, launcher, schema, version)");
     }
     end_job();
     return code;

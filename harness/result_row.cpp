@@ -1,66 +1,34 @@
-// harness/result_row.cpp — formatting ResultRow and CurvePoint as CSV fields.
+// harness/result_row.cpp — ResultRow and CurvePoint as CSV fields, column by column
+// from the schema table (harness/result_schema.cpp).
 #include "harness/result_row.h"
 
-#include <cstdio>
+#include "harness/result_schema.h"
 
 namespace tb {
 namespace {
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
+std::vector<std::string> names(const std::vector<Column>& cols) {
+  std::vector<std::string> h;
+  for (const Column& c : cols) h.push_back(c.name);
+  return h;
 }
 
 }  // namespace
 
-std::vector<std::string> results_header() {
-  return {"schema_version", "run_id", "timestamp", "host", "workload", "backend", "model", "layers", "dataset",
-          "task", "n_samples", "batch_size", "epochs", "lr", "momentum", "weight_decay", "seed", "precision",
-          "world_size", "devices", "threads", "repetition", "train_time_s", "samples_per_s", "forward_s",
-          "backward_s", "optimizer_s", "transfer_s", "comm_s", "allreduce_bytes_per_step", "comm_busbw_gbps", "final_loss", "final_accuracy", "param_checksum",
-          "peak_host_mem_bytes", "peak_device_mem_bytes", "status"};
-}
+std::vector<std::string> results_header() { return names(result_columns()); }
 
 std::vector<std::string> result_fields(const ResultRow& r) {
-  const RunConfig& c = r.config;
-  std::vector<std::string> f = {std::to_string(kSchemaVersion), r.run_id, r.timestamp, r.host, c.workload,
-                                c.backend, model_name(c.model.kind), layers_to_string(c.model.layers),
-                                r.dataset_desc, task_name(c.data.task), std::to_string(c.data.n),
-                                std::to_string(c.batch), std::to_string(c.epochs), num(c.lr), num(c.momentum),
-                                num(c.weight_decay), std::to_string(c.seed), r.precision,
-                                std::to_string(r.world_size), r.devices, std::to_string(c.threads),
-                                std::to_string(r.repetition)};
-  if (r.has_metrics) {
-    for (double v : {r.train_time_s, r.samples_per_s, r.forward_s, r.backward_s, r.optimizer_s, r.transfer_s,
-                     r.comm_s}) {
-      f.push_back(num(v));
-    }
-    f.push_back(std::to_string(r.allreduce_bytes_per_step));
-    f.push_back(r.comm_busbw_gbps < 0 ? "" : num(r.comm_busbw_gbps));
-    f.push_back(num(r.final_loss));
-    f.push_back(r.final_accuracy < 0 ? "" : num(r.final_accuracy));
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.12g", r.param_checksum);
-    f.push_back(buf);
-    f.push_back(std::to_string(r.peak_host_mem_bytes));
-    f.push_back(std::to_string(r.peak_device_mem_bytes));
-  } else {
-    f.insert(f.end(), 14, "");
-  }
-  f.push_back(r.status);
+  std::vector<std::string> f;
+  for (const Column& c : result_columns()) f.push_back(result_cell(c, r));
   return f;
 }
 
-std::vector<std::string> curves_header() {
-  return {"schema_version", "run_id", "workload", "backend", "world_size", "devices", "threads", "repetition",
-          "epoch", "train_loss"};
-}
+std::vector<std::string> curves_header() { return names(curve_columns()); }
 
 std::vector<std::string> curve_fields(const ResultRow& r, const CurvePoint& p) {
-  return {std::to_string(kSchemaVersion), r.run_id, r.config.workload, r.config.backend,
-          std::to_string(r.world_size), r.devices, std::to_string(r.config.threads), std::to_string(p.repetition),
-          std::to_string(p.epoch), num(p.train_loss)};
+  std::vector<std::string> f;
+  for (const Column& c : curve_columns()) f.push_back(curve_cell(c, r, p));
+  return f;
 }
 
 }  // namespace tb

@@ -1,7 +1,7 @@
-// harness/result_row.h — the CSV contract the reports read (schema_version 1).
+// harness/result_row.h — what one repetition produced, and its CSV fields.
 // results.csv: one row per repetition (or one row for a skipped/failed
-// configuration); curves.csv: the mean training loss of every epoch. Column
-// names carry their unit (_s seconds, _bytes bytes, _per_s per second).
+// configuration); curves.csv: the mean training loss of every epoch. The columns,
+// their units and meanings are one table, harness/result_schema.h (schema 2).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,9 @@
 
 namespace tb {
 
-inline constexpr int kSchemaVersion = 1;
+// Bumped when a column is removed or renamed or changes meaning; a column may be
+// added within a version (nullable, README "CSV schema").
+inline constexpr int kSchemaVersion = 2;
 
 struct ResultRow {
   std::string run_id, timestamp, host;

@@ -33,20 +33,6 @@ std::string default_workload_name(const RunConfig& c) {
   return os.str();
 }
 
-std::string knob_label(const RunConfig& c) {
-  std::string s;
-  const auto add = [&s](const std::string& k) { s += (s.empty() ? "" : ",") + k; };
-  if (c.shuffle) add("shuffle");
-  if (c.drop_last) add("drop-last");
-  for (const KnobDef& k : knob_defs()) {
-    if (!k.is_set(c)) continue;
-    std::string name = k.flag + 2;  // without "--"
-    for (char& ch : name) ch = ch == ' ' ? '=' : ch;
-    add(name);
-  }
-  return s;
-}
-
 const std::vector<KnobDef>& knob_defs() {
   static const RunConfig d;  // the defaults
   static const std::vector<KnobDef> table = {

@@ -73,11 +73,6 @@ enum Knob : uint32_t {
   kKnobDeterministic = 1u << 8,  // --deterministic
 };
 
-// The knobs set away from their defaults plus the epoch-order switches, e.g.
-// "shuffle,cuda-graph" ("" for a plain configuration): what tells two
-// configurations of one workload and backend apart in summaries.
-std::string knob_label(const RunConfig& c);
-
 struct KnobDef {
   uint32_t bit;
   const char* flag;                  // as the user types it, e.g. "--cuda-graph"

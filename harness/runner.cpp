@@ -73,9 +73,15 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     if (job.root()) sink.add(row, curve);
     out.rows.push_back(row);
   };
+  // A skipped or failed row describes the dataset as the ok rows do (a CSV configuration cell).
+  const auto status_of = [&](const std::string& status) {
+    ResultRow r = status_row(c, id, status);
+    r.dataset_desc = data.description;
+    return r;
+  };
   // Decided before anything is allocated, the same on every rank.
   if (const std::string why = backend->unsupported(c); !why.empty()) {
-    emit(status_row(c, id, "skipped: " + why), {});
+    emit(status_of("skipped: " + why), {});
     return out;
   }
   const auto fail = [&](const std::string& why, bool local) {
@@ -83,7 +89,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     out.failed = true;
     out.local_failure = local;
     out.failure = one_line("failed: " + why);
-    emit(status_row(c, id, out.failure), {});
+    emit(status_of(out.failure), {});
     return out;
   };
   if (data.subset && !traits.multi_process()) {

@@ -23,6 +23,7 @@
 #include "harness/exit_codes.h"
 #include "harness/rank_data.h"
 #include "harness/result_files.h"
+#include "harness/result_schema.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/interrupt.h"
@@ -44,36 +45,59 @@ double median(std::vector<double> v) {
 // differs by ~1e-6..1e-4 relative; a real bug moves the loss far more.
 constexpr double kLossRelTol = 1e-3;
 
+// One line per configuration: its workload, setup and knob cells (result_schema.h), so
+// two entries differing only by a knob are two lines, each ending with the cells that
+// tell it from its look-alikes. Reference = the oracle's row with the same workload cells.
 void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
-  struct Key {  // a configuration: every knob is part of it
-    std::string workload, backend, knobs;
+  using Cells = std::vector<std::pair<std::string, std::string>>;
+  struct Shown {
+    std::string workload, backend;
     int threads, world;
-    bool operator<(const Key& o) const {
-      return std::tie(workload, backend, knobs, threads, world) <
-             std::tie(o.workload, o.backend, o.knobs, o.threads, o.world);
+    bool operator<(const Shown& o) const {
+      return std::tie(workload, backend, threads, world) < std::tie(o.workload, o.backend, o.threads, o.world);
     }
   };
-  const auto label = [](const Key& k) { return k.knobs.empty() ? k.backend : k.backend + " [" + k.knobs + "]"; };
-  std::map<Key, std::vector<const ResultRow*>> groups;
-  std::map<std::string, double> ref_loss;
-  std::vector<Key> order;
+  std::map<Cells, std::vector<const ResultRow*>> groups;
+  std::map<Cells, double> ref_loss;  // by workload cells
+  std::map<Shown, std::vector<Cells>> alike;
+  std::vector<Cells> order;
   for (const ResultRow& r : rows) {
-    Key k{r.config.workload, r.config.backend, knob_label(r.config), r.config.threads, r.config.world_size};
-    if (!groups.count(k)) order.push_back(k);
+    Cells k = configuration_cells(r, {ColumnRole::kWorkload, ColumnRole::kSetup, ColumnRole::kKnob});
+    if (!groups.count(k)) {
+      order.push_back(k);
+      alike[{r.config.workload, r.config.backend, r.config.threads, r.world_size}].push_back(k);
+    }
     groups[k].push_back(&r);
   }
   for (auto& [k, g] : groups) {
-    if (!traits_of(k.backend).oracle) continue;
+    const ResultRow& first = *g.front();
+    if (!find_backend(first.config.backend) || !traits_of(first.config.backend).oracle) continue;
     std::vector<double> l;
     for (const ResultRow* r : g) {
       if (r->has_metrics) l.push_back(r->final_loss);
     }
-    if (!l.empty()) ref_loss[k.workload] = median(l);
+    const Cells w = configuration_cells(first, {ColumnRole::kWorkload});
+    if (!l.empty() && !ref_loss.count(w)) ref_loss[w] = median(l);
   }
-  std::fprintf(out, "\n%-32s %-24s %5s %7s %14s %12s %9s  %s\n", "workload", "backend [knobs]", "ranks", "threads",
+  // "shuffle=true" for a configuration whose look-alikes differ from it in shuffle.
+  std::map<Cells, std::string> differs;
+  for (const auto& [shown, keys] : alike) {
+    if (keys.size() < 2) continue;
+    for (const Cells& k : keys) {
+      for (size_t i = 0; i < k.size(); ++i) {
+        const bool same = std::all_of(keys.begin(), keys.end(), [&](const Cells& o) { return o[i] == k[i]; });
+        if (!same) differs[k] += " " + k[i].first + "=" + k[i].second;
+      }
+    }
+  }
+  std::fprintf(out, "\n%-32s %-10s %5s %7s %14s %12s %9s  %s\n", "workload", "backend", "ranks", "threads",
                "samples/s(med)", "final_loss", "accuracy", "matches reference");
-  for (const Key& k : order) {
+  for (const Cells& k : order) {
     const auto& g = groups[k];
+    const ResultRow& first = *g.front();
+    const char* workload = first.config.workload.c_str();
+    const char* backend = first.config.backend.c_str();
+    const std::string note = differs.count(k) ? " " + differs[k] : "";
     std::vector<double> sps, loss, acc;
     std::string status;
     for (const ResultRow* r : g) {
@@ -86,12 +110,13 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
       if (r->final_accuracy >= 0) acc.push_back(r->final_accuracy);
     }
     if (sps.empty()) {
-      std::fprintf(out, "%-32s %-24s %5d %7d %14s %12s %9s  %s\n", k.workload.c_str(), label(k).c_str(), k.world,
-                   k.threads, "-", "-", "-", status.c_str());
+      std::fprintf(out, "%-32s %-10s %5d %7d %14s %12s %9s  %s%s\n", workload, backend, first.world_size,
+                   first.config.threads, "-", "-", "-", status.c_str(), note.c_str());
       continue;
     }
     std::string match = "no reference run";
-    if (auto it = ref_loss.find(k.workload); it != ref_loss.end()) {
+    const auto it = ref_loss.find(configuration_cells(first, {ColumnRole::kWorkload}));
+    if (it != ref_loss.end()) {
       const double rel = std::fabs(median(loss) - it->second) / std::max(std::fabs(it->second), 1e-12);
       char b[64];
       std::snprintf(b, sizeof b, "%s (rel diff %.1e)", rel <= kLossRelTol ? "yes" : "NO", rel);
@@ -99,12 +124,13 @@ void print_summary(const std::vector<ResultRow>& rows, std::FILE* out) {
     }
     char accs[16] = "-";
     if (!acc.empty()) std::snprintf(accs, sizeof accs, "%.4f", median(acc));
-    std::fprintf(out, "%-32s %-24s %5d %7d %14.4g %12.6g %9s  %s\n", k.workload.c_str(), label(k).c_str(), k.world,
-                 k.threads, median(sps), median(loss), accs, match.c_str());
+    std::fprintf(out, "%-32s %-10s %5d %7d %14.4g %12.6g %9s  %s%s\n", workload, backend, first.world_size,
+                 first.config.threads, median(sps), median(loss), accs, match.c_str(), note.c_str());
   }
 }
 
-// The summary's view of rows a worker wrote: status, repetition and the metrics.
+// The summary's view of rows a worker wrote: status, repetition, the setup cells the
+// worker learned (world size, devices, precision, dataset) and the metrics.
 std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const RunConfig& c, const RunIdentity& id) {
   const std::vector<std::string> header = results_header();
   auto col = [&](const std::vector<std::string>& f, const char* name) -> const std::string& {
@@ -118,6 +144,9 @@ std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const R
     ResultRow r = status_row(c, id, col(f, "status"));
     r.repetition = std::stoll(col(f, "repetition"));
     r.world_size = std::stoi(col(f, "world_size"));
+    r.devices = col(f, "devices");
+    r.precision = col(f, "precision");
+    r.dataset_desc = col(f, "dataset");
     r.has_metrics = r.status == "ok";
     if (r.has_metrics) {
       r.samples_per_s = std::stod(col(f, "samples_per_s"));
@@ -336,6 +365,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     RunOutcome o;
     const auto status_only = [&](const std::string& status) {
       o.rows.push_back(status_row(c, id, status));
+      if (data) o.rows.back().dataset_desc = data->description;
       o.failed = status.rfind("failed", 0) == 0;
       files.add(o.rows.back(), {});
     };

@@ -58,6 +58,7 @@ std::vector<SuiteEntry> parse_suite_at(const std::string& path, int depth) {
         parse_run_flags(tokens(line.substr(colon + 1)), true, &defaults);
         continue;
       }
+      check_workload_name("NAME", head[0]);
       SuiteEntry e{head[0], path, no, defaults};
       e.flags.config.workload = head[0];
       parse_run_flags(tokens(line.substr(colon + 1)), true, &e.flags);

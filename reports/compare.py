@@ -4,8 +4,9 @@
 Usage: reports/compare.py BASE_DIR NEW_DIR [--threshold 5%] [--alpha 0.05]
                           [--format text|markdown]
 
-For every configuration (workload, backend, world_size, devices, threads) in
-both runs it prints the median samples/s of each, the change, the one-sided
+For every configuration (its workload, setup and knob cells: load.CONFIG_COLUMNS,
+shown as workload, backend, world size, devices, threads and the settings that
+tell look-alikes apart) in both runs it prints the median samples/s of each, the change, the one-sided
 Mann-Whitney U p-value of "new is slower" and whether the min–max ranges of the
 repetitions overlap.
 
@@ -35,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import derive  # noqa: E402
 import fmt  # noqa: E402
 import stats  # noqa: E402
-from load import InputError, load_run  # noqa: E402
+from load import CONFIG_COLUMNS, InputError, load_run  # noqa: E402
 
 DEFAULT_THRESHOLD = "5%"
 DEFAULT_ALPHA = 0.05
@@ -57,7 +58,7 @@ def _groups_by_key(run):
     out = {}
     for g in derive.group_rows(run.rows).values():
         if g.key in out:
-            raise InputError(f"{run.path}: more than one run_id holds {'/'.join(map(str, g.key))}; "
+            raise InputError(f"{run.path}: more than one run_id holds {_name(g.key)}; "
                              "compare takes one run per folder")
         out[g.key] = g
     return out
@@ -67,8 +68,14 @@ def _not_ok_by_key(run):
     out = {}
     for r in run.rows:
         if r["state"] != "ok":
-            out[(r["workload"], r["backend"], r["world_size"], r["devices"], r["threads"])] = r
+            out[derive.config_key(r)] = r
     return out
+
+
+def _name(key):
+    """workload/backend/world size/devices/threads of a configuration key, for messages."""
+    c = dict(zip(CONFIG_COLUMNS, key))
+    return "/".join(str(c[k]) for k in derive.SHOWN_COLUMNS)
 
 
 def _gpu_names(env):
@@ -142,17 +149,18 @@ def compare(base, new, threshold, alpha):
     b_bad, n_bad = _not_ok_by_key(base), _not_ok_by_key(new)
     rows, warnings = [], []
     keys = list(bg) + [k for k in ng if k not in bg]
-    for k in keys:
-        row = dict(key=k)
+    settings = derive.distinguishing([dict(zip(CONFIG_COLUMNS, k)) for k in keys])
+    for k, setting in zip(keys, settings):
+        row = dict(key=k, settings=setting)
         if k in bg and k in ng:
             row.update(judge(bg[k].sps, ng[k].sps, threshold, alpha))
             rel, state = derive.loss_check(ng[k].final_loss, bg[k].final_loss)
             if state == "mismatch":
                 row["verdict"] += f"; final loss changed ({fmt.rel_err(rel)})"
-                warnings.append(f"{'/'.join(map(str, k))}: final loss changed from "
+                warnings.append(f"{_name(k)}: final loss changed from "
                                 f"{fmt.loss(bg[k].final_loss)} to {fmt.loss(ng[k].final_loss)}")
             if min(row["n_base"], row["n_new"]) < 3:
-                warnings.append(f"{'/'.join(map(str, k))}: fewer than 3 repetitions, "
+                warnings.append(f"{_name(k)}: fewer than 3 repetitions, "
                                 "noise judged by range overlap only")
         elif k in bg:
             g = bg[k]
@@ -161,7 +169,7 @@ def compare(base, new, threshold, alpha):
                 row["verdict"] = f"{n_bad[k]['state'].upper()} in new: {n_bad[k]['reason']}"
             else:
                 row["verdict"] = "missing in new"
-            warnings.append(f"{'/'.join(map(str, k))}: ran in base, {row['verdict']}")
+            warnings.append(f"{_name(k)}: ran in base, {row['verdict']}")
         else:
             g = ng[k]
             row.update(new=g.med_sps, n_new=len(g.sps))
@@ -170,17 +178,18 @@ def compare(base, new, threshold, alpha):
     return rows, warnings
 
 
-COLUMNS = ["workload", "backend", "world size", "devices", "threads", "base samples/s",
+COLUMNS = ["workload", "backend", "world size", "devices", "threads", "settings", "base samples/s",
            "new samples/s", "change", "CV base/new", "p (new slower)", "ranges", "verdict"]
 
 
 def _cells(row):
-    k = row["key"]
+    c = dict(zip(CONFIG_COLUMNS, row["key"]))
     n = lambda m: f" (n={row[m]})" if m in row else ""  # noqa: E731
     cv = "–"
     if "cv_base" in row:
         cv = f"{fmt.percent(row['cv_base'])}/{fmt.percent(row['cv_new'])}"
-    return [k[0], k[1], str(k[2]), k[3], str(k[4]),
+    return [c["workload"], c["backend"], str(c["world_size"]), c["devices"], str(c["threads"]),
+            row["settings"] or "–",
             fmt.sps(row.get("base")) + n("n_base"), fmt.sps(row.get("new")) + n("n_new"),
             fmt.signed_percent(row.get("change")), cv, fmt.pvalue(row.get("p")),
             "–" if "overlap" not in row else ("overlap" if row["overlap"] else "disjoint"),

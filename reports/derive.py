@@ -5,8 +5,13 @@ what "median samples/s" or "speedup" means, so each figure is computed once,
 here, from the rows (the CSV never stores derived numbers). The formulas are
 listed in FORMULAS and printed in the report.
 
-A configuration (Group) is (run_id, workload, backend, world_size, devices,
-threads); its ok rows are its repetitions. Skipped/failed rows are kept apart.
+A configuration (Group) is a run_id and the row's workload, setup and knob cells
+(load.CONFIG_COLUMNS, from reports/schema.json): two runs that differ only by
+--shuffle are two groups, labelled with the setting that tells them apart. Its ok
+rows are its repetitions; skipped/failed rows are kept apart. Which group is the
+CPU baseline, the GPU baseline, the oracle or a scaling base comes from the trait
+columns (device_kind, parallelism, oracle, scaling_base, implementation), never
+from a backend's name.
 
 Weak scaling spans workloads: a family is the workloads named <stem>-x1,
 <stem>-x2, ... <stem>-xN whose global batch and rows grow with N, so every rank
@@ -18,23 +23,18 @@ import re
 from dataclasses import dataclass, field
 
 import stats
-from load import PHASE_COLUMNS
+from load import CONFIG_COLUMNS, KNOB_COLUMNS, PHASE_COLUMNS, TRAIT_COLUMNS, WORKLOAD_COLUMNS
 
 LOSS_RTOL = 1e-3          # |loss - ref| / max(|ref|, LOSS_ABS_FLOOR) <= LOSS_RTOL is a match
 LOSS_ABS_FLOOR = 1e-12
 CV_FLAG = 0.05            # CV of samples/s above this is flagged as noisy
 OTHER_MIN_FRACTION = 0.01  # "other" time shown only when above 1% of the epoch
 
-CPU_BASELINE = "cpu-omp"
-GPU_BASELINE = "cuda"
-REFERENCE = "reference"
-# Multi-device backends whose world_size-1 base is another backend (one GPU).
-SCALING_BASE = {"cuda-dp": "cuda", "cuda-ddp": "cuda", "torch-dp": "torch-cuda",
-                "torch-ddp": "torch-cuda"}
-BACKEND_ORDER = ["reference", "cpu-omp", "cpu-ddp", "cuda", "cuda-dp", "cuda-ddp",
-                 "torch-cpu", "torch-cuda", "torch-dp", "torch-ddp"]
-WORKLOAD_META = ["model", "layers", "dataset", "task", "n_samples", "batch_size", "epochs",
-                 "lr", "momentum", "weight_decay", "seed"]
+OURS = "trainbench"       # the implementation trait of this harness's rows (peers: pytorch)
+PARALLELISM_ORDER = ["none", "dp", "ddp"]
+# Shown as columns of their own, so never repeated in a configuration's label.
+SHOWN_COLUMNS = ["workload", "backend", "world_size", "devices", "threads"]
+WORKLOAD_META = [c for c in WORKLOAD_COLUMNS if c != "workload"]
 
 FORMULAS = [
     ("time per epoch (s/epoch)", "median over repetitions of train_time_s / epochs"),
@@ -43,21 +43,27 @@ FORMULAS = [
     ("min–max", "smallest and largest samples_per_s of the repetitions"),
     ("CV", "sample standard deviation (n−1) / mean of samples_per_s over the repetitions; "
            f"flagged ⚠ above {CV_FLAG:.0%}; needs at least 2 repetitions"),
-    ("speedup vs cpu-omp", "median samples/s of the row / median samples/s of the cpu-omp row "
-                           "with the most threads in the same workload"),
-    ("speedup vs cuda", "median samples/s of the row / median samples/s of the single-GPU "
-                        "cuda row (world_size 1) in the same workload"),
+    ("speedup vs the CPU baseline", "median samples/s of the row / median samples/s of the CPU "
+                                    "baseline: the trainbench row with device_kind cpu, "
+                                    "parallelism none, not the oracle (cpu-omp), with the most "
+                                    "threads in the same workload (the same workload cells "
+                                    "preferred)"),
+    ("speedup vs the GPU baseline", "median samples/s of the row / median samples/s of the "
+                                    "trainbench row with device_kind gpu, parallelism none at "
+                                    "world_size 1 (cuda) in the same workload"),
     ("scaling efficiency", "(median samples/s / median samples/s of the base at world_size 1) "
-                           "/ world_size; the base is cuda for cuda-dp and cuda-ddp (torch-cuda "
-                           "for torch-dp/torch-ddp), the same backend otherwise; "
-                           "shown for world_size > 1; 100% is ideal"),
+                           "/ world_size; the base is the row's scaling_base column (cuda for "
+                           "cuda-dp and cuda-ddp, cpu-omp for cpu-ddp, torch-cuda for torch-dp), "
+                           "the same backend when it is empty or has no such row; the same run, "
+                           "workload cells and threads preferred; shown for world_size > 1; "
+                           "100% is ideal"),
     ("ideal scaling line", "base samples/s at world_size 1 × world_size"),
     ("weak-scaling efficiency", "for a family of workloads <stem>-x1, <stem>-x2, …, <stem>-xN "
                                 "(global batch and rows × N, the same work per rank): median "
                                 "samples/s at N / (N × median samples/s of the base), the base "
                                 "being the same backend and threads at world_size 1 in "
-                                "<stem>-x1 of the same run (else cuda for cuda-dp/cuda-ddp, "
-                                "torch-cuda for torch-dp/torch-ddp); a row whose world_size is "
+                                "<stem>-x1 of the same run (else its scaling_base, e.g. cuda for "
+                                "cuda-ddp); a row whose world_size is "
                                 "not its workload's N is ignored; 100% is ideal"),
     ("per-rank batch, samples/s per rank", "batch_size / N and median samples/s / N, "
                                            "for a weak-scaling row at N ranks"),
@@ -68,7 +74,8 @@ FORMULAS = [
     ("final loss / accuracy", "median over repetitions of final_loss / final_accuracy"),
     ("loss check", f"rel = |loss − loss_ref| / max(|loss_ref|, {LOSS_ABS_FLOOR:g}); "
                    f"✓ when rel ≤ {LOSS_RTOL:g} (LOSS_RTOL), ✗ MISMATCH otherwise; loss_ref is "
-                   "the final loss of the reference (float64) row of the same workload"),
+                   "the final loss of the oracle (the float64 reference) with the same workload "
+                   "cells (model, data, batch, epochs, shuffle, ...)"),
     ("loss curve", "per epoch, the median over repetitions of train_loss "
                    "(mean of that epoch's step losses)"),
 ]
@@ -84,8 +91,12 @@ class Group:
     world_size: int
     devices: str
     threads: int
+    config: dict = field(default_factory=dict)   # CONFIG_COLUMNS -> value: the identity
+    traits: dict = field(default_factory=dict)   # TRAIT_COLUMNS -> value
     rows: list = field(default_factory=list)
     origin: str = ""          # host (or run_id when hosts repeat) shown in merged reports
+    settings: str = ""        # the cells that tell it from look-alikes: "shuffle=true"
+    color: int = 0            # palette index: one per backend across the report
     # filled by _stats()
     sps: list = field(default_factory=list)
     med_sps: float = 0.0
@@ -99,6 +110,9 @@ class Group:
     precision: str = ""
     curve: list = field(default_factory=list)    # [(epoch, median train_loss)]
     # filled by _compare_within_workload()
+    cpu_base: "Group" = None
+    gpu_base: "Group" = None
+    ref: "Group" = None
     speedup_cpu: float = None
     speedup_gpu: float = None
     efficiency: float = None
@@ -118,18 +132,32 @@ class Group:
     @property
     def key(self):
         """Identity without the run: what compare matches across runs."""
-        return (self.workload, self.backend, self.world_size, self.devices, self.threads)
+        return config_key(self.config)
+
+    @property
+    def workload_cells(self):
+        return tuple(self.config.get(c) for c in WORKLOAD_COLUMNS)
+
+    @property
+    def ours(self):
+        return self.traits.get("implementation") == OURS
+
+    @property
+    def oracle(self):
+        return bool(self.traits.get("oracle"))
 
     @property
     def noisy(self):
         return self.cv_sps is not None and self.cv_sps > CV_FLAG
 
     def label(self, with_origin=False):
-        """Short name for plots: 'cuda-ddp ×4 (GPU 0,1,2,3)', 'cpu-omp (8 thr)'."""
+        """Short name for plots: 'cuda-ddp ×4 (GPU 0,1,2,3)', 'cpu-omp (8 thr) shuffle=true'."""
         text = self.backend
         if self.world_size > 1:
             text += f" ×{self.world_size}"
         text += f" ({self.threads} thr)" if self.devices == "cpu" else f" (GPU {self.devices})"
+        if self.settings:
+            text += f" {self.settings}"
         return f"{self.origin}: {text}" if with_origin else text
 
 
@@ -166,9 +194,17 @@ class Summary:
     weak: list = field(default_factory=list)   # WeakFamily, in first-appearance order
 
 
+def config_key(cells):
+    """The identity tuple of a configuration from its CONFIG_COLUMNS cells (a row or a dict)."""
+    return tuple(cells.get(c) for c in CONFIG_COLUMNS)
+
+
 def _order_key(g):
-    b = BACKEND_ORDER.index(g.backend) if g.backend in BACKEND_ORDER else len(BACKEND_ORDER)
-    return (b, g.backend, g.world_size, g.threads, g.devices)
+    """Ours before peers; the oracle first; CPU before GPU; none, dp, ddp; then by name."""
+    par = g.traits.get("parallelism")
+    return (not g.ours, not g.oracle, g.traits.get("device_kind") != "cpu",
+            PARALLELISM_ORDER.index(par) if par in PARALLELISM_ORDER else len(PARALLELISM_ORDER),
+            g.backend, g.world_size, g.threads, g.devices, g.settings)
 
 
 def _stats(g):
@@ -179,7 +215,8 @@ def _stats(g):
     g.cv_sps = stats.cv(g.sps)
     g.time_per_epoch = stats.median([r["train_time_s"] / r["epochs"] for r in rows])
     for col in PHASE_COLUMNS:
-        g.phases[col[:-2]] = stats.median([r[col] / r["epochs"] for r in rows])
+        # An empty phase was not measured (the PyTorch peers on GPUs): it counts as "other".
+        g.phases[col[:-2]] = stats.median([(r[col] or 0.0) / r["epochs"] for r in rows])
     other = g.time_per_epoch - sum(g.phases.values())
     g.phases["other"] = other if other > OTHER_MIN_FRACTION * g.time_per_epoch else 0.0
     g.final_loss = stats.median([r["final_loss"] for r in rows])
@@ -188,18 +225,53 @@ def _stats(g):
     g.precision = "/".join(sorted({r["precision"] for r in rows}))
 
 
+def cell_text(v):
+    """A cell as the CSV writes it: true/false, numbers short, '' for empty."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def distinguishing(configs):
+    """For configurations shown alike (same workload, backend, world size, devices,
+    threads), the cells that tell each apart: a list of "col=value ..." strings, one
+    per config dict, "" where nothing needs saying."""
+    shown = {}
+    for i, c in enumerate(configs):
+        shown.setdefault(tuple(c.get(k) for k in SHOWN_COLUMNS), []).append(i)
+    out = [""] * len(configs)
+    for idx in shown.values():
+        if len(idx) < 2:
+            continue
+        differ = [col for col in CONFIG_COLUMNS if col not in SHOWN_COLUMNS
+                  and len({cell_text(configs[i].get(col)) for i in idx}) > 1]
+        for i in idx:
+            out[i] = " ".join(f"{col}={cell_text(configs[i].get(col))}" for col in differ)
+    return out
+
+
 def group_rows(rows):
-    """ok rows -> {(run_id, workload, backend, world_size, devices, threads): Group}."""
+    """ok rows -> {(run_id, *config cells): Group}, each labelled with what tells it
+    from groups that look alike."""
     groups = {}
     for r in rows:
         if r["state"] != "ok":
             continue
-        k = (r["run_id"], r["workload"], r["backend"], r["world_size"], r["devices"], r["threads"])
+        k = (r["run_id"],) + config_key(r)
         if k not in groups:
             groups[k] = Group(r["run_id"], r["host"], r["workload"], r["backend"],
-                              r["world_size"], r["devices"], r["threads"])
+                              r["world_size"], r["devices"], r["threads"],
+                              config={c: r[c] for c in CONFIG_COLUMNS},
+                              traits={c: r[c] for c in TRAIT_COLUMNS})
         groups[k].rows.append(r)
-    for g in groups.values():
+    gs = list(groups.values())
+    for g, text in zip(gs, distinguishing([g.config for g in gs])):
+        g.settings = text
+    for g in gs:
         _stats(g)
     return groups
 
@@ -207,7 +279,7 @@ def group_rows(rows):
 def _attach_curves(groups, curves):
     per = {}
     for c in curves:
-        k = (c["run_id"], c["workload"], c["backend"], c["world_size"], c["devices"], c["threads"])
+        k = (c["run_id"],) + config_key(c)
         per.setdefault(k, {}).setdefault(c["epoch"], []).append(c["train_loss"])
     for k, g in groups.items():
         if k in per:
@@ -236,31 +308,55 @@ def loss_check(loss, ref_loss):
     return rel, "match" if rel <= LOSS_RTOL else "mismatch"
 
 
+def is_cpu_baseline(g):
+    return g.ours and not g.oracle and g.traits.get("device_kind") == "cpu" and \
+        g.traits.get("parallelism") == "none"
+
+
+def is_gpu_baseline(g):
+    return g.ours and g.traits.get("device_kind") == "gpu" and \
+        g.traits.get("parallelism") == "none" and g.world_size == 1
+
+
+def scaling_base_name(g):
+    """The backend g's scaling is measured against: its scaling_base trait, else itself."""
+    return g.traits.get("scaling_base") or g.backend
+
+
 def _compare_within_workload(w):
     gs = w.groups
-    w.cpu_base = _pick(gs, lambda g: g.backend == CPU_BASELINE, key=lambda g: g.threads)
-    w.gpu_base = _pick(gs, lambda g: g.backend == GPU_BASELINE and g.world_size == 1)
-    w.ref = _pick(gs, lambda g: g.backend == REFERENCE)
+    # The workload's baselines (table headers, notes); each group then prefers the
+    # baseline that trained the same thing (the same workload cells: shuffle, epochs...).
+    w.cpu_base = _pick(gs, is_cpu_baseline, key=lambda g: g.threads)
+    w.gpu_base = _pick(gs, is_gpu_baseline)
+    w.ref = _pick(gs, lambda g: g.oracle)
     for g in gs:
-        if w.cpu_base:
-            g.speedup_cpu = g.med_sps / w.cpu_base.med_sps
-        if w.gpu_base:
-            g.speedup_gpu = g.med_sps / w.gpu_base.med_sps
+        same = (lambda b: b.workload_cells == g.workload_cells,)
+        g.cpu_base = _pick(gs, is_cpu_baseline, same, key=lambda b: b.threads)
+        g.gpu_base = _pick(gs, is_gpu_baseline, same)
+        g.ref = _pick(gs, lambda b: b.oracle and b.workload_cells == g.workload_cells,
+                      (lambda b: b.run_id == g.run_id,))
+        if g.cpu_base:
+            g.speedup_cpu = g.med_sps / g.cpu_base.med_sps
+        if g.gpu_base:
+            g.speedup_gpu = g.med_sps / g.gpu_base.med_sps
         if g.world_size > 1:
-            # Same run first, then the same threads per rank (cpu-ddp ×2 at 4 threads
-            # scales against cpu-ddp ×1 at 4 threads).
-            prefer = (lambda b: b.run_id == g.run_id, lambda b: b.threads == g.threads)
-            base = _pick(gs, lambda b: b.backend == SCALING_BASE.get(g.backend, g.backend)
-                         and b.world_size == 1, prefer)
+            # Same run first, then the same workload cells (shuffle...), then the same
+            # threads per rank (cpu-ddp ×2 at 4 threads scales against cpu-omp at 4).
+            prefer = (lambda b: b.run_id == g.run_id,
+                      lambda b: b.workload_cells == g.workload_cells,
+                      lambda b: b.threads == g.threads)
+            base = _pick(gs, lambda b: b.backend == scaling_base_name(g) and b.world_size == 1,
+                         prefer)
             if base is None:
                 base = _pick(gs, lambda b: b.backend == g.backend and b.world_size == 1, prefer)
             if base is not None:
                 g.efficiency_base = base
                 g.efficiency = g.med_sps / base.med_sps / g.world_size
-        if g is w.ref:
+        if g is g.ref:
             g.loss_rel_err, g.loss_state = 0.0, "ref"
-        elif w.ref is not None:
-            g.loss_rel_err, g.loss_state = loss_check(g.final_loss, w.ref.final_loss)
+        elif g.ref is not None:
+            g.loss_rel_err, g.loss_state = loss_check(g.final_loss, g.ref.final_loss)
 
 
 WEAK_NAME = re.compile(r"^(?P<stem>.+)-x(?P<n>\d+)$")
@@ -272,19 +368,31 @@ def weak_name(name):
     return (m["stem"], int(m["n"])) if m else None
 
 
+# The cells that stay the same along a weak-scaling line (N, rows, batch and devices grow).
+WEAK_SERIES_COLUMNS = ["backend", "threads", "precision", "shuffle", "drop_last", "epochs",
+                       "warmup", *KNOB_COLUMNS]
+
+
+def _series_cells(g):
+    return tuple(g.config.get(c) for c in WEAK_SERIES_COLUMNS)
+
+
 def weak_series_label(g, with_origin=False):
     """One line of a weak-scaling family: 'cuda-ddp', 'cpu-ddp (4 thr)', 'box: cuda-ddp'."""
     text = g.backend + (f" ({g.threads} thr)" if g.devices == "cpu" else "")
+    if g.settings:
+        text += f" {g.settings}"
     return f"{g.origin}: {text}" if with_origin else text
 
 
 def _weak_base(g, bases):
-    """g's world-size-1 row in <stem>-x1 of the same run: the same backend and threads,
-    else SCALING_BASE's backend (cuda for cuda-ddp), preferring the same threads."""
+    """g's world-size-1 row in <stem>-x1 of the same run: the same backend, threads and
+    settings, else its scaling_base's backend (cuda for cuda-ddp), preferring the same
+    threads."""
     base = _pick(bases, lambda b: b.run_id == g.run_id and b.backend == g.backend
-                 and b.threads == g.threads)
-    alt = SCALING_BASE.get(g.backend)
-    if base is None and alt is not None:
+                 and b.threads == g.threads, (lambda b: _series_cells(b) == _series_cells(g),))
+    alt = g.traits.get("scaling_base")
+    if base is None and alt:
         base = _pick(bases, lambda b: b.run_id == g.run_id and b.backend == alt,
                      (lambda b: b.threads == g.threads,))
     return base
@@ -307,7 +415,7 @@ def _weak_family(stem, members_by_n, multi_host):
         fam.notes.append(f"no {stem}-x1 workload: no base, efficiency not computed")
     series = {}
     for g in fam.members:
-        series.setdefault((g.run_id, g.backend, g.threads), []).append(g)
+        series.setdefault((g.run_id, _series_cells(g)), []).append(g)
         g.weak_base = _weak_base(g, bases)
         if g.weak_base is not None:
             g.weak_efficiency = g.med_sps / (g.weak_n * g.weak_base.med_sps)
@@ -320,8 +428,8 @@ def _weak_family(stem, members_by_n, multi_host):
         if len(batches) > 1:
             fam.notes.append(f"{label}: per-rank batch differs across N "
                              f"({', '.join(f'{b:g}' for b in batches)}) — not weak scaling")
-    fam.members.sort(key=lambda g: (g.origin if multi_host else "", _order_key(g)[:2],
-                                    g.threads, g.weak_n, g.devices))
+    fam.members.sort(key=lambda g: (g.origin if multi_host else "", _order_key(g)[:5],
+                                    g.threads, g.settings, g.weak_n, g.devices))
     return fam
 
 
@@ -344,7 +452,7 @@ def _disagreements(rows):
             if r["state"] == "ok" and r[col] not in values:
                 values.append(r[col])
         if len(values) > 1:
-            out.append(f"{col}: " + ", ".join(str(v) for v in values))
+            out.append(f"{col}: " + ", ".join(cell_text(v) for v in values))
     return out
 
 
@@ -361,6 +469,13 @@ def summarize(runs):
     hosts_unique = len(set(run_hosts.values())) == len(run_hosts)
     for g in groups.values():
         g.origin = g.host if hosts_unique else g.run_id
+    # One colour per backend across the report, in display order.
+    backends = []
+    for g in sorted(groups.values(), key=_order_key):
+        if g.backend not in backends:
+            backends.append(g.backend)
+    for g in groups.values():
+        g.color = backends.index(g.backend)
     names = []
     for r in all_rows:
         if r["workload"] not in names:

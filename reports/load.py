@@ -4,13 +4,19 @@ Why: the report and the CI gate must never draw conclusions from a file they
 misread. Every problem becomes an InputError whose message names the file (and
 line/column) and says what is wrong; the CLIs print that one line and exit 2.
 
-Input contract, schema_version 1 (written by the C++ harness):
-  results.csv  one row per repetition, columns RESULT_COLUMNS in that order;
-               status is "ok", "skipped: <why>" or "failed: <why>".
-  curves.csv   per-epoch training loss, columns CURVE_COLUMNS (optional file:
-               without it the report has no loss-curve plot and says so).
+Input contract: CSV schema 2, whose columns (name, type, role, unit, nullable)
+come from reports/schema.json, written by `trainbench schema --json` from the
+harness's one table (harness/result_schema.cpp):
+  results.csv  one row per repetition; status is "ok", "skipped: <why>" or
+               "failed: <why>". Columns are read by name: a column this reader
+               does not know is ignored, a nullable one missing from the file
+               (added to the schema after the file was written) reads as empty.
+  curves.csv   per-epoch training loss with the configuration's columns
+               (optional file: without it the report has no loss-curve plot).
   env.json     environment capture; only schema_version and run_id are
                required, every other field is shown when present.
+Schema-1 files (before the knob and trait columns) are refused with one line
+saying what to do (README "Schema-1 files").
 """
 
 import csv
@@ -19,30 +25,35 @@ import math
 import os
 from dataclasses import dataclass, field
 
-SCHEMA_VERSION = 1
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.json")
+with open(SCHEMA_PATH, encoding="utf-8") as _f:
+    SCHEMA = json.load(_f)
+SCHEMA_VERSION = SCHEMA["schema_version"]
 
-RESULT_COLUMNS = [
-    "schema_version", "run_id", "timestamp", "host", "workload", "backend", "model",
-    "layers", "dataset", "task", "n_samples", "batch_size", "epochs", "lr", "momentum",
-    "weight_decay", "seed", "precision", "world_size", "devices", "threads",
-    "repetition", "train_time_s", "samples_per_s", "forward_s", "backward_s",
-    "optimizer_s", "transfer_s", "comm_s", "allreduce_bytes_per_step", "comm_busbw_gbps",
-    "final_loss", "final_accuracy",
-    "param_checksum", "peak_host_mem_bytes", "peak_device_mem_bytes", "status",
-]
-CURVE_COLUMNS = [
-    "schema_version", "run_id", "workload", "backend", "world_size", "devices",
-    "threads", "repetition", "epoch", "train_loss",
-]
+RESULT_COLUMNS = [c["name"] for c in SCHEMA["results"]]
+CURVE_COLUMNS = [c["name"] for c in SCHEMA["curves"]]
+COLUMN = {c["name"]: c for c in SCHEMA["results"] + SCHEMA["curves"]}  # name, type, role, unit, ...
+UNITS = {name: c["unit"] for name, c in COLUMN.items()}                   # "" where none
 
-# Column types. "req" columns must parse in every ok row; "opt" ones may be empty.
-INT_COLUMNS_REQ = ["n_samples", "batch_size", "epochs", "world_size", "threads", "repetition"]
-INT_COLUMNS_OPT = ["seed", "peak_host_mem_bytes", "peak_device_mem_bytes", "allreduce_bytes_per_step"]
-FLOAT_COLUMNS_REQ = ["lr", "train_time_s", "samples_per_s", "forward_s", "backward_s",
-                     "optimizer_s", "transfer_s", "comm_s", "final_loss", "param_checksum"]
-FLOAT_COLUMNS_OPT = ["momentum", "weight_decay", "final_accuracy", "comm_busbw_gbps"]
+
+def columns_with(*roles, table="results"):
+    return [c["name"] for c in SCHEMA[table] if c["role"] in roles]
+
+
+# A configuration's identity (reports group repetitions by these cells), what was
+# trained (the oracle's row with the same cells is the reference), the phases.
+CONFIG_COLUMNS = columns_with("workload", "setup", "knob")
+WORKLOAD_COLUMNS = columns_with("workload")
+KNOB_COLUMNS = columns_with("knob")
+TRAIT_COLUMNS = columns_with("trait")
+PHASE_COLUMNS = columns_with("phase")
+# Checks beyond the types: an ok row's timings and sizes are positive.
 POSITIVE_COLUMNS = ["train_time_s", "samples_per_s", "epochs", "world_size"]
-PHASE_COLUMNS = ["transfer_s", "forward_s", "backward_s", "comm_s", "optimizer_s"]
+
+SCHEMA_1_ADVICE = ("CSV schema 1, written by a trainbench before the knob and trait columns; "
+                   "this report reads schema 2 only: re-run the configurations with this "
+                   "trainbench, or render the folder with the reports/ of commit a80ca68 "
+                   "(README \"Schema-1 files\")")
 
 
 class InputError(Exception):
@@ -53,7 +64,7 @@ class InputError(Exception):
 class Run:
     """One result folder: typed result rows, curve rows and the env.json dict."""
     path: str
-    rows: list            # dicts keyed by RESULT_COLUMNS (+ "state", "reason", "line")
+    rows: list            # typed dicts keyed by RESULT_COLUMNS (+ "state", "reason", "line")
     curves: list          # dicts keyed by CURVE_COLUMNS
     env: dict
     has_curves: bool = True
@@ -64,57 +75,72 @@ class Run:
         return self.env.get("run_id") or (self.rows[0]["run_id"] if self.rows else "?")
 
 
-def _parse_int(text, where, col):
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError(f"{where}, column '{col}': '{text}' is not an integer") from None
-
-
-def _parse_float(text, where, col):
-    try:
-        return float(text)
-    except ValueError:
-        raise InputError(f"{where}, column '{col}': '{text}' is not a number") from None
+def _parse(text, where, col):
+    """One cell by its schema type; "" is None (the callers decide whether it may be)."""
+    kind = COLUMN[col]["type"]
+    if text == "" or kind == "string":
+        return None if text == "" else text
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise InputError(f"{where}, column '{col}': '{text}' is not an integer") from None
+    if kind == "float":
+        try:
+            return float(text)
+        except ValueError:
+            raise InputError(f"{where}, column '{col}': '{text}' is not a number") from None
+    if text in ("true", "false"):
+        return text == "true"
+    raise InputError(f"{where}, column '{col}': '{text}' is not true or false")
 
 
 def _read_csv(path, columns, what, allow_no_rows=False):
-    """Yield (line_number, dict of raw strings) after checking the header."""
+    """Yield (line_number, dict of raw strings keyed by `columns`) after checking the header."""
     if not os.path.isfile(path):
         raise InputError(f"{path}: missing ({what} is required in a result folder)")
-    with open(path, newline="", encoding="utf-8") as f:
-        text = f.read()
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
     if not text.strip():
         raise InputError(f"{path}: empty file (expected a header and at least one row)")
     reader = csv.reader(text.splitlines())
-    header = next(reader)
+    header = [h.strip() for h in next(reader)]
     records = [(reader.line_num, r) for r in reader if r]
-    # An unknown schema version explains a different header best, so check it first.
-    if header and header[0].strip() == "schema_version":
+    # The schema version explains a different header best, so check it first.
+    if header and header[0] == "schema_version":
         for line, rec in records:
-            if rec and rec[0].strip() != str(SCHEMA_VERSION):
+            version = rec[0].strip() if rec else ""
+            if version == "1":
+                raise InputError(f"{path}: {SCHEMA_1_ADVICE}")
+            if version != str(SCHEMA_VERSION):
                 raise InputError(f"{path}: line {line}: unknown schema_version '{rec[0]}' "
                                  f"(this report reads version {SCHEMA_VERSION})")
-    if [h.strip() for h in header] != columns:
-        got = [h.strip() for h in header]
-        for i, want in enumerate(columns):
-            if i >= len(got) or got[i] != want:
-                found = f"'{got[i]}'" if i < len(got) else "nothing"
-                raise InputError(f"{path}: header does not match schema {SCHEMA_VERSION}: "
-                                 f"column {i + 1} should be '{want}', found {found}")
-        raise InputError(f"{path}: header has {len(got)} columns, schema {SCHEMA_VERSION} "
-                         f"has {len(columns)} (extra: {', '.join(got[len(columns):])})")
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise InputError(f"{path}: header repeats column(s) {', '.join(dupes)}")
+    for col in columns:
+        if col not in header and not COLUMN[col]["nullable"]:
+            raise InputError(f"{path}: header lacks column '{col}' of CSV schema {SCHEMA_VERSION} "
+                             "(reports/schema.json)")
     if not records and not allow_no_rows:
         raise InputError(f"{path}: header only, no rows")
     for line, rec in records:
-        if len(rec) != len(columns):
-            raise InputError(f"{path}: line {line}: expected {len(columns)} fields, "
+        if len(rec) != len(header):
+            raise InputError(f"{path}: line {line}: expected {len(header)} fields, "
                              f"found {len(rec)}")
-        yield line, dict(zip(columns, (v.strip() for v in rec)))
+        cells = dict(zip(header, (v.strip() for v in rec)))
+        yield line, {c: cells.get(c, "") for c in columns}
+
+
+# Columns every row needs, whatever its status (a skipped row names its configuration).
+ALWAYS_REQUIRED = ["schema_version", "run_id", "workload", "backend", "status"]
 
 
 def _type_row(raw, where):
-    """Convert one results.csv row in place; ok rows must carry every metric."""
+    """Convert one results.csv row in place; ok rows must carry every non-nullable cell."""
     status = raw["status"]
     if status == "ok":
         raw["state"], raw["reason"] = "ok", ""
@@ -125,18 +151,11 @@ def _type_row(raw, where):
         raise InputError(f"{where}, column 'status': '{status}' is not 'ok', "
                          "'skipped: <why>' or 'failed: <why>'")
     ok = raw["state"] == "ok"
-    for cols, parse, required in ((INT_COLUMNS_REQ, _parse_int, True),
-                                  (INT_COLUMNS_OPT, _parse_int, False),
-                                  (FLOAT_COLUMNS_REQ, _parse_float, True),
-                                  (FLOAT_COLUMNS_OPT, _parse_float, False)):
-        for col in cols:
-            text = raw[col]
-            if text == "":
-                if ok and required:
-                    raise InputError(f"{where}, column '{col}': empty in an ok row")
-                raw[col] = None
-            else:
-                raw[col] = parse(text, where, col)
+    for col in RESULT_COLUMNS:
+        text = raw[col]
+        if text == "" and ((ok and not COLUMN[col]["nullable"]) or col in ALWAYS_REQUIRED):
+            raise InputError(f"{where}, column '{col}': empty" + (" in an ok row" if ok else ""))
+        raw[col] = _parse(text, where, col)
     if ok:
         for col in POSITIVE_COLUMNS:
             v = raw[col]
@@ -147,9 +166,6 @@ def _type_row(raw, where):
         acc = raw["final_accuracy"]
         if acc is not None and not (0.0 <= acc <= 1.0):
             raise InputError(f"{where}, column 'final_accuracy': {acc} is not in [0, 1]")
-    for col in ("workload", "backend"):
-        if not raw[col]:
-            raise InputError(f"{where}, column '{col}': empty")
     raw["line"] = where
     return raw
 
@@ -159,9 +175,11 @@ def _load_curves(path):
     # Header only is fine: a run where every backend was skipped has no curves.
     for line, raw in _read_csv(path, CURVE_COLUMNS, "curves.csv", allow_no_rows=True):
         where = f"{path}: line {line}"
-        for col in ("world_size", "threads", "repetition", "epoch"):
-            raw[col] = _parse_int(raw[col], where, col)
-        raw["train_loss"] = _parse_float(raw["train_loss"], where, "train_loss")
+        for col in CURVE_COLUMNS:
+            raw[col] = _parse(raw[col], where, col)
+        for col in ("run_id", "workload", "backend", "repetition", "epoch", "train_loss"):
+            if raw[col] is None:
+                raise InputError(f"{where}, column '{col}': empty")
         rows.append(raw)
     return rows
 
@@ -176,6 +194,8 @@ def _load_env(path):
         raise InputError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
     if not isinstance(env, dict):
         raise InputError(f"{path}: expected a JSON object at the top level")
+    if env.get("schema_version") == 1:
+        raise InputError(f"{path}: {SCHEMA_1_ADVICE}")
     if env.get("schema_version") != SCHEMA_VERSION:
         raise InputError(f"{path}: unknown schema_version {env.get('schema_version')!r} "
                          f"(this report reads version {SCHEMA_VERSION})")

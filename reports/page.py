@@ -50,6 +50,7 @@ tr.mismatch td { background: var(--badbg); }
 td.warn { background: var(--warnbg); }
 ul.notes { margin: 0.2rem 0 0.8rem; padding-left: 1.2rem; font-size: 0.9rem; }
 .meta { font-size: 0.9rem; color: #333; }
+.setting { font-family: monospace; font-size: 0.85em; }
 figure { margin: 0.8rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 nav ul { columns: 2; font-size: 0.9rem; }
@@ -185,6 +186,12 @@ def _meta_line(w):
     if m.get("weight_decay"):
         bits.append(f"weight decay {m['weight_decay']}")
     bits.append(f"seed {m['seed']}")
+    if m.get("warmup") is not None:
+        bits.append(f"{m['warmup']} warm-up epoch{'s' if m['warmup'] != 1 else ''}")
+    if m.get("shuffle"):
+        bits.append("shuffled every epoch")
+    if m.get("drop_last"):
+        bits.append("last partial batch dropped")
     return '<p class="meta">' + esc(" · ".join(str(b) for b in bits if b is not None)) + "</p>"
 
 

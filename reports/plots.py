@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import EngFormatter  # noqa: E402
 
-from derive import BACKEND_ORDER, weak_series_label  # noqa: E402
+from derive import weak_series_label  # noqa: E402
 
 PHASES = ["transfer", "forward", "backward", "comm", "optimizer", "other"]
 PHASE_COLORS = {"transfer": "#8c564b", "forward": "#1f77b4", "backward": "#ff7f0e",
@@ -34,9 +34,9 @@ LOG_RATIO = 30.0   # a log axis when the largest value is this many times the sm
 DPI = 100
 
 
-def backend_color(backend):
-    i = BACKEND_ORDER.index(backend) if backend in BACKEND_ORDER else hash(backend)
-    return PALETTE[i % len(PALETTE)]
+def backend_color(g):
+    """The colour of g's backend: the same in every plot of the report (derive sets g.color)."""
+    return PALETTE[g.color % len(PALETTE)]
 
 
 def _png(fig):
@@ -59,7 +59,7 @@ def throughput_plot(w):
     ys = list(range(len(gs)))[::-1]
     med = [g.med_sps for g in gs]
     err = [[g.med_sps - g.min_sps for g in gs], [g.max_sps - g.med_sps for g in gs]]
-    ax.barh(ys, med, xerr=err, color=[backend_color(g.backend) for g in gs],
+    ax.barh(ys, med, xerr=err, color=[backend_color(g) for g in gs],
             capsize=3, error_kw={"elinewidth": 1})
     ax.set_yticks(ys, [g.label(w.multi_host) for g in gs])
     log = max(med) / min(med) > LOG_RATIO
@@ -96,21 +96,23 @@ def scaling_plot(w):
     fig = Figure(figsize=(5.2 * cols, 4.2 * rows))
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax, (base, members) in zip(axes, fams):
-        lines = {base.backend: [base]}
+        # One line per backend and setting (cuda-dp faithful and persistent apart).
+        line = lambda g: (g.backend + (f" {g.settings}" if g.settings else ""))  # noqa: E731
+        lines = {line(base): [base]}
         for g in members:
-            lines.setdefault(g.backend, []).append(g)
+            lines.setdefault(line(g), []).append(g)
         for g in w.groups:   # a member backend's own world-size-1 row (cuda-dp ×1)
-            if (g.backend in lines and g.backend != base.backend and g.world_size == 1
-                    and g.origin == base.origin and g not in lines[g.backend]):
-                lines[g.backend].append(g)
+            if (line(g) in lines and line(g) != line(base) and g.world_size == 1
+                    and g.origin == base.origin and g not in lines[line(g)]):
+                lines[line(g)].append(g)
         sizes = sorted({g.world_size for gs in lines.values() for g in gs})
-        for i, (backend, gs) in enumerate(lines.items()):
+        for i, (name, gs) in enumerate(lines.items()):
             gs = sorted(gs, key=lambda g: g.world_size)
             ax.errorbar([g.world_size for g in gs], [g.med_sps for g in gs],
                         yerr=[[g.med_sps - g.min_sps for g in gs],
                               [g.max_sps - g.med_sps for g in gs]],
                         marker="os^D"[i % 4], capsize=3, linestyle=LINESTYLES[i % 2],
-                        color=backend_color(backend), label=backend)
+                        color=backend_color(gs[0]), label=name)
         ax.plot(sizes, [base.med_sps * n for n in sizes], color="#555555", linestyle=":",
                 label="ideal (base × n)")
         ax.set_xscale("log", base=2)
@@ -150,7 +152,7 @@ def weak_plot(fam):
         effs = [100.0 * g.weak_efficiency for g in gs]
         top = max(top, *effs)
         ax.plot([g.weak_n for g in gs], effs, marker="os^D"[i % 4],
-                linestyle=LINESTYLES[i % 2], color=backend_color(gs[0].backend), label=label)
+                linestyle=LINESTYLES[i % 2], color=backend_color(gs[0]), label=label)
     ax.axhline(100.0, color="#555555", linestyle=":", label="ideal (100%)")
     if len(sizes) > 1:
         ax.set_xscale("log", base=2)
@@ -216,7 +218,7 @@ def loss_plot(w):
         epochs = [e for e, _ in g.curve]
         losses = [v for _, v in g.curve]
         all_losses += losses
-        ax.plot(epochs, losses, color=backend_color(g.backend),
+        ax.plot(epochs, losses, color=backend_color(g),
                 linestyle=LINESTYLES[n % len(LINESTYLES)], marker="o", markersize=3,
                 label=g.label(w.multi_host))
     pos = [v for v in all_losses if v > 0]

@@ -59,6 +59,28 @@ def _loss_cell(g):
     return f"{MARK_BAD} ({fmt.rel_err(g.loss_rel_err)})", "bad"
 
 
+def _settings_suffix(g):
+    return f" {esc(g.settings)}" if g.settings else ""
+
+
+def _backend_cell(g):
+    """The backend in bold, then the settings that tell it from look-alikes (shuffle=true)."""
+    html = f"<b>{esc(g.backend)}</b>"
+    if g.settings:
+        html += f' <span class="setting">{esc(g.settings)}</span>'
+    return html
+
+
+def _speedup_cell(value, base, header_base, multi_host):
+    """A speedup; when the row's base is not the header's (other settings), it is named."""
+    if base is None:
+        return "–", "muted"
+    text = fmt.speedup(value)
+    if base is not header_base:
+        text += f' <span class="muted">vs {esc(base.label(multi_host))}</span>'
+    return text, "num"
+
+
 def workload_table(w):
     """Backend × (world_size, devices, threads) table of one workload."""
     has_acc = any(g.final_accuracy is not None for g in w.groups)
@@ -70,10 +92,10 @@ def workload_table(w):
              "time / epoch (s)", "samples/s (median)", "samples/s min–max", "CV"]
     if w.cpu_base:
         origin = f", {esc(w.cpu_base.origin)}" if w.multi_host else ""
-        head.append(f"speedup vs cpu-omp ({w.cpu_base.threads} threads{origin})")
+        head.append(f"speedup vs {esc(w.cpu_base.backend)} ({w.cpu_base.threads} threads{origin})")
     if w.gpu_base:
         origin = f", {esc(w.gpu_base.origin)}" if w.multi_host else ""
-        head.append(f"speedup vs cuda (1 GPU{origin})")
+        head.append(f"speedup vs {esc(w.gpu_base.backend)} (1 GPU{origin})")
     if has_eff:
         head.append("scaling efficiency")
     head.append("final loss")
@@ -86,7 +108,7 @@ def workload_table(w):
         row = []
         if w.multi_host:
             row.append((esc(g.origin), ""))
-        row += [(f"<b>{esc(g.backend)}</b>", ""), (str(g.world_size), "num"),
+        row += [(_backend_cell(g), ""), (str(g.world_size), "num"),
                 (_devices_cell(g.devices), ""), (str(g.threads), "num"), (esc(g.precision), ""),
                 (str(len(g.rows)), "num"), (fmt.seconds(g.time_per_epoch), "num"),
                 (fmt.sps(g.med_sps), "num"),
@@ -98,16 +120,16 @@ def workload_table(w):
         else:
             row.append((fmt.percent(g.cv_sps), "num"))
         if w.cpu_base:
-            row.append((fmt.speedup(g.speedup_cpu), "num"))
+            row.append(_speedup_cell(g.speedup_cpu, g.cpu_base, w.cpu_base, w.multi_host))
         if w.gpu_base:
-            row.append((fmt.speedup(g.speedup_gpu), "num"))
+            row.append(_speedup_cell(g.speedup_gpu, g.gpu_base, w.gpu_base, w.multi_host))
         if has_eff:
             if g.efficiency is None:
                 row.append(("–", "muted"))
             else:
                 base = g.efficiency_base
                 row.append((f'{fmt.percent(g.efficiency)} <span class="muted">vs '
-                            f"{esc(base.backend)}</span>", "num"))
+                            f"{esc(base.backend)}{_settings_suffix(base)}</span>", "num"))
         row.append((fmt.loss(g.final_loss), "num"))
         if has_acc:
             row.append((fmt.accuracy(g.final_accuracy), "num"))
@@ -132,12 +154,14 @@ def workload_notes(w):
                      "several replicas share one physical GPU (logical slots); their speedup "
                      "and scaling efficiency are not those of separate GPUs.</li>")
     if not w.cpu_base:
-        notes.append("<li>No cpu-omp row: no speedup vs the CPU baseline.</li>")
+        notes.append("<li>No CPU baseline row (ours, device_kind cpu, parallelism none: "
+                     "cpu-omp): no speedup vs the CPU.</li>")
     if not w.ref:
         notes.append("<li>No reference row: final losses are not checked.</li>")
     for d in w.disagreements:
-        notes.append(f'<li class="bad">Rows of this workload disagree on {esc(d)} — '
-                     "backends did not train the same thing.</li>")
+        notes.append(f'<li class="warn">Configurations of this workload differ in {esc(d)} — '
+                     "each is a row of its own, labelled with its setting, and checked against "
+                     "the reference with the same setting.</li>")
     for r in w.not_measured:
         cls = "bad" if r["state"] == "failed" else "muted"
         notes.append(f'<li class="{cls}">{esc(_row_label(r, w.multi_host))}: '
@@ -157,7 +181,7 @@ def weak_table(fam):
     body = []
     for g in fam.members:
         row = [(esc(g.origin), "")] if fam.multi_host else []
-        row += [(str(g.weak_n), "num"), (f"<b>{esc(g.backend)}</b>", ""),
+        row += [(str(g.weak_n), "num"), (_backend_cell(g), ""),
                 (_devices_cell(g.devices), ""), (str(g.threads), "num"), (esc(g.workload), ""),
                 (_per_rank_batch(g.per_rank_batch), "num"), (fmt.sps(g.med_sps), "num"),
                 (fmt.sps(g.sps_per_rank), "num")]
@@ -207,7 +231,7 @@ def status_table(rows, multi_host):
         row = [(esc(r["host"]), "")] if multi_host else []
         row += [(esc(r["workload"]), ""), (esc(r["backend"]), ""),
                 ("–" if r["world_size"] is None else str(r["world_size"]), "num"),
-                (esc(r["devices"]) or "–", ""),
+                (esc(r["devices"] or "") or "–", ""),
                 ("–" if r["threads"] is None else str(r["threads"]), "num"),
                 (esc(r["reason"]), "")]
         body.append(row)

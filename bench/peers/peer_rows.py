@@ -1,8 +1,11 @@
 """What the PyTorch peer (pytorch_train.py) writes beside its training: whole rows
-appended to a trainbench results.csv (and the matching curves.csv), in the
-file's own header order and number format; the identity (run_id, timestamp,
-host) the rows share; and the environment facts (torch, BLAS libraries, thread
-settings) recorded into the env.json beside the results.
+appended to a trainbench results.csv (and the matching curves.csv) in CSV schema 2
+(reports/schema.json: the columns trainbench's own rows have, the peers' traits
+included: implementation pytorch, so reports tell peers from trainbench's backends
+without their names), in the file's own header order and number format; the
+identity (run_id, timestamp, host) the rows share; and the environment facts
+(torch, BLAS libraries, thread settings) recorded into the env.json beside the
+results. A schema-1 results file is refused (README "Schema-1 files").
 """
 
 import csv
@@ -13,6 +16,15 @@ import platform
 import socket
 
 from peer_export import BadInput
+
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports", "schema.json")
+with open(SCHEMA_PATH, encoding="utf-8") as _f:
+    _SCHEMA = json.load(_f)
+SCHEMA_VERSION = _SCHEMA["schema_version"]
+COLUMNS = {c["name"]: c for c in _SCHEMA["results"] + _SCHEMA["curves"]}
+RESULT_COLUMNS = [c["name"] for c in _SCHEMA["results"]]
+CURVE_COLUMNS = [c["name"] for c in _SCHEMA["curves"]]
+CURVE_OWN = ("repetition", "epoch", "train_loss")  # the rest of a curve row comes from its row
 
 
 # ---- the results CSV -----------------------------------------------------------------
@@ -42,10 +54,19 @@ class Results:
             raise BadInput(f"{path}: {e.strerror} (the peer appends to an existing results file)") from e
         if not data.endswith(b"\n"):
             raise BadInput(f"{path}: no final newline (refusing to append to a truncated file)")
-        first = data.split(b"\n", 1)[0].decode("utf-8")
-        header = next(csv.reader([first]))
+        first, _, rest = data.partition(b"\n")
+        header = next(csv.reader([first.decode("utf-8")]))
         if not all(c in header for c in required):
-            raise BadInput(f"{path}: not a trainbench results file (header: {first[:60]})")
+            raise BadInput(f"{path}: not a trainbench results file (header: {first[:60].decode('utf-8')})")
+        row = next(csv.reader([rest.split(b"\n", 1)[0].decode("utf-8")]), None) if rest else None
+        if header[0] == "schema_version" and row and row[0] != str(SCHEMA_VERSION):
+            raise BadInput(f"{path}: CSV schema {row[0]}; the peer appends schema-{SCHEMA_VERSION} rows "
+                           "only: re-run the suite with this trainbench (README \"Schema-1 files\")")
+        missing = [c for c in (RESULT_COLUMNS if "status" in required else CURVE_COLUMNS)
+                   if c not in header and not COLUMNS[c]["nullable"]]
+        if missing:
+            raise BadInput(f"{path}: header lacks column(s) {', '.join(missing)} of CSV schema "
+                           f"{SCHEMA_VERSION} (written by another trainbench?)")
         return header
 
     @staticmethod
@@ -55,7 +76,8 @@ class Results:
         return rows[-1] if rows else {}
 
     def _append(self, path, header, values):
-        unknown = set(values) - set(header)
+        # A nullable column the file predates is left out (added later within the version).
+        unknown = [c for c in values if c not in header and not COLUMNS.get(c, {}).get("nullable")]
         if unknown:
             raise BadInput(f"{path}: header lacks column(s) {sorted(unknown)}")
         line = _csv_line([values.get(c, "") for c in header])
@@ -84,17 +106,51 @@ def _csv_line(fields):
     return out.text
 
 
-def base_row(w, ident, backend, threads, device):
+def peer_traits(backend, device):
+    """The trait cells of a peer row, as trainbench writes its own backends' (BackendTraits):
+    torch-ddp is on the GPU with nccl (devices are GPU ids) and on the CPU with gloo."""
+    gpu = backend in ("torch-cuda", "torch-dp") or (backend == "torch-ddp" and device != "cpu")
+    parallelism = {"torch-dp": "dp", "torch-ddp": "ddp"}.get(backend, "none")
+    base = "" if parallelism == "none" else ("torch-cuda" if gpu else "torch-cpu")
+    return {"implementation": "pytorch", "device_kind": "gpu" if gpu else "cpu",
+            "parallelism": parallelism, "scaling_base": base, "oracle": "false"}
+
+
+def peer_knobs(backend):
+    """The knob cells that say what a peer ran with; empty (not applicable) otherwise."""
+    if backend == "torch-cuda":
+        return {"data_placement": "device"}  # the dataset is moved to the GPU before timing
+    if backend == "torch-ddp":
+        return {"bucket_mb": "25", "overlap": "true"}  # DistributedDataParallel's defaults
+    return {}
+
+
+def boolean(v):
+    return "true" if v else "false"
+
+
+def base_row(w, ident, backend, threads, device, warmup):
+    """The cells every row of one peer configuration shares (schema 2), status and
+    measurements aside."""
     return {
-        "schema_version": "1", "run_id": ident["run_id"], "timestamp": ident["timestamp"],
+        "schema_version": str(SCHEMA_VERSION), "run_id": ident["run_id"], "timestamp": ident["timestamp"],
         "host": ident["host"], "workload": w["workload"], "backend": backend, "model": w["model"],
         "layers": ",".join(str(v) for v in w["layers"]), "dataset": w["dataset"], "task": w["task"],
         "n_samples": str(w["n"]), "batch_size": str(w["batch"]), "epochs": str(w["epochs"]),
-        "lr": fmt_num(w["lr"]), "momentum": fmt_num(w["momentum"]),
-        "weight_decay": fmt_num(w["weight_decay"]),
-        "seed": str(w["seed"]), "precision": w.get("precision", "fp32"), "world_size": "1",
-        "devices": device, "threads": str(threads), "repetition": "0",
+        "warmup": str(warmup), "lr": fmt_num(w["lr"]), "momentum": fmt_num(w["momentum"]),
+        "weight_decay": fmt_num(w["weight_decay"]), "seed": str(w["seed"]),
+        "shuffle": boolean(w["shuffle"]), "drop_last": boolean(w["drop_last"]),
+        "precision": w.get("precision", "fp32"), "world_size": "1",
+        "devices": device, "threads": str(threads), **peer_knobs(backend),
+        **peer_traits(backend, device), "repetition": "0",
     }
+
+
+def curve_row(row, epoch, train_loss):
+    """A curves.csv row of repetition row["repetition"]: the row's configuration cells."""
+    out = {c: row[c] for c in CURVE_COLUMNS if c in row and c not in CURVE_OWN}
+    out.update(repetition=row["repetition"], epoch=str(epoch), train_loss=fmt_num(train_loss))
+    return out
 
 
 # ---- provenance --------------------------------------------------------------------------

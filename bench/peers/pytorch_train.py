@@ -57,7 +57,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from peer_export import BadInput, load_export, read_data, read_orders, read_params, write_params  # noqa: E402
-from peer_rows import Results, base_row, fmt_num, identity, record_env  # noqa: E402
+from peer_rows import Results, base_row, curve_row, fmt_num, identity, record_env  # noqa: E402
 
 EVAL_CHUNK = 4096  # rows per forward pass when measuring the final loss
 
@@ -213,7 +213,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
         devname = ",".join(str(i) for i in dp_ids)
     row_threads = threads if device.type == "cpu" else 1
     world = str(len(dp_ids)) if dp_ids else "1"
-    base = dict(base_row(w, ident, backend, row_threads, devname), world_size=world)
+    base = dict(base_row(w, ident, backend, row_threads, devname, args.warmup), world_size=world)
     torch.set_num_threads(threads)
     label = f"{backend} {w['workload']} t{row_threads}"
     try:
@@ -273,10 +273,8 @@ def record_repetition(results, row, curve, label, loss, params_path, flat):
     """One finished repetition: its row, its per-epoch loss curve (keyed like the row),
     its progress line, and the parameters when params_path is given (the last one)."""
     results.append(row)
-    keys = ("run_id", "workload", "backend", "world_size", "devices", "threads", "repetition")
     for e, v in enumerate(curve):
-        results.append_curve({"schema_version": "1", **{k: row[k] for k in keys},
-                              "epoch": str(e + 1), "train_loss": fmt_num(v)})
+        results.append_curve(curve_row(row, e + 1, v))
     print(f"{label} rep {row['repetition']}: ok  {float(row['samples_per_s']):.4g} samples/s  "
           f"final_loss {loss:.6g}", flush=True)
     if params_path:
@@ -370,8 +368,8 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
     if ctx is None:
         devs = "cpu" if args.ddp_backend == "gloo" else ",".join(str(i) for i in range(world_arg))
         if int(os.environ.get("RANK", "0")) == 0:
-            row = dict(base_row(w, ident, "torch-ddp", threads if args.ddp_backend == "gloo" else 1, devs),
-                       world_size=str(world_arg), status=f"skipped: {why}")
+            row = dict(base_row(w, ident, "torch-ddp", threads if args.ddp_backend == "gloo" else 1, devs,
+                                args.warmup), world_size=str(world_arg), status=f"skipped: {why}")
             results.append(row)
             print(f"torch-ddp {w['workload']} n{world_arg}: skipped: {why}")
         return True
@@ -385,7 +383,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
     dist.init_process_group(args.ddp_backend)
     devname = ",".join(str(i) for i in range(world)) if cuda else "cpu"
     row_threads = 1 if cuda else threads
-    base = dict(base_row(w, ident, "torch-ddp", row_threads, devname), world_size=str(world))
+    base = dict(base_row(w, ident, "torch-ddp", row_threads, devname, args.warmup), world_size=str(world))
     label = f"torch-ddp {w['workload']} n{world} t{row_threads}"
     task, x, y = data
     try:
@@ -516,12 +514,12 @@ def main(argv):
             if args.devices == "ddp":
                 if os.environ.get("RANK", "0") == "0":
                     world = args.world_size or int(os.environ.get("WORLD_SIZE", "1"))
-                    results.append(dict(base_row(w, ident, "torch-ddp", threads[-1], "cpu"),
+                    results.append(dict(base_row(w, ident, "torch-ddp", threads[-1], "cpu", args.warmup),
                                         world_size=str(world), status=why))
                     print(f"torch-ddp {w['workload']}: {why}")
                 return 0
             for t in threads:
-                results.append(dict(base_row(w, ident, "torch-cpu", t, "cpu"), status=why))
+                results.append(dict(base_row(w, ident, "torch-cpu", t, "cpu", args.warmup), status=why))
             print(f"torch-cpu {w['workload']}: {why}")
             return 0
         data = read_data(os.path.join(args.export_dir, "data.bin"), shared=args.devices == "ddp")
@@ -554,7 +552,7 @@ def main(argv):
         else:
             why = ("skipped: torch.cuda.is_available() is False (torch "
                    f"{torch.__version__}, built with CUDA {torch.version.cuda or 'none'})")
-            results.append(dict(base_row(w, ident, "torch-cuda", 1, "0"), status=why))
+            results.append(dict(base_row(w, ident, "torch-cuda", 1, "0", args.warmup), status=why))
             print(f"torch-cuda {w['workload']}: {why}")
     if args.devices in ("auto", "dp"):
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -564,7 +562,7 @@ def main(argv):
         else:
             why = (f"skipped: torch.nn.DataParallel needs 2 GPUs, torch sees {gpus} (torch "
                    f"{torch.__version__}, built with CUDA {torch.version.cuda or 'none'})")
-            results.append(dict(base_row(w, ident, "torch-dp", 1, ""), status=why))
+            results.append(dict(base_row(w, ident, "torch-dp", 1, "", args.warmup), status=why))
             print(f"torch-dp {w['workload']}: {why}")
     return 0 if ok else 1
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "datasets/dataset.h"
 #include "datasets/shuffle.h"
 #include "harness/model.h"
@@ -92,14 +94,22 @@ TEST(Export, RegressionDataParamsAndJsonMatchTheHarness) {
   EXPECT_EQ(read_params_file(dir + "/params.bin"), init_params(m, 5));
   EXPECT_FALSE(fs::exists(dir + "/orders.bin"));  // no --shuffle: rows in order
 
-  const std::string json = slurp(dir + "/workload.json");
-  for (const char* key : {"\"model\": \"linear\"", "\"layers\": [6, 3]", "\"task\": \"regression\"", "\"n\": 50",
-                          "\"d\": 6", "\"o\": 3", "\"batch\": 16", "\"lr\": 0.050000000000000003",
-                          "\"momentum\": 0.90000000000000002", "\"weight_decay\": 0.001", "\"epochs\": 2",
-                          "\"shuffle\": false", "\"drop_last\": false", "\"seed\": 5", "\"rows_per_epoch\": 50",
-                          "\"batches_per_epoch\": 4", "\"loss\": \"mse_mean\""}) {
-    EXPECT_NE(json.find(key), std::string::npos) << key << " in\n" << json;
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir + "/workload.json"));  // throws when not JSON
+  EXPECT_EQ(j["model"], "linear");
+  EXPECT_EQ(j["layers"], nlohmann::json({6, 3}));
+  EXPECT_EQ(j["task"], "regression");
+  EXPECT_EQ(j["loss"], "mse_mean");
+  for (const auto& [key, value] : std::vector<std::pair<const char*, int64_t>>{
+           {"n", 50}, {"d", 6}, {"o", 3}, {"batch", 16}, {"epochs", 2}, {"seed", 5}, {"rows_per_epoch", 50},
+           {"batches_per_epoch", 4}}) {
+    EXPECT_EQ(j[key], value) << key;
   }
+  EXPECT_EQ(j["lr"].get<double>(), 0.05);  // the exact double the harness trains with
+  EXPECT_EQ(j["momentum"].get<double>(), 0.9);
+  EXPECT_EQ(j["weight_decay"].get<double>(), 0.001);
+  EXPECT_EQ(j["shuffle"], false);
+  EXPECT_EQ(j["drop_last"], false);
+  EXPECT_TRUE(j["files"]["orders"].is_null());
 }
 
 TEST(Export, ClassificationLabelsAndShuffledOrders) {
@@ -125,9 +135,11 @@ TEST(Export, ClassificationLabelsAndShuffledOrders) {
     epoch_order(5, e, 40, true, &order);
     EXPECT_EQ(array_at<int64_t>(orders, 64 + 8 * 40 * e, 40), order) << "epoch " << e;
   }
-  const std::string json = slurp(dir + "/workload.json");
-  EXPECT_NE(json.find("\"shuffle\": true, \"drop_last\": true"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"loss\": \"cross_entropy_mean\""), std::string::npos) << json;
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir + "/workload.json"));
+  EXPECT_EQ(j["shuffle"], true);
+  EXPECT_EQ(j["drop_last"], true);
+  EXPECT_EQ(j["loss"], "cross_entropy_mean");
+  EXPECT_EQ(j["files"]["orders"], "orders.bin");
 }
 
 TEST(Export, BadInputExitsTwoAndWritesNothing) {

@@ -49,7 +49,9 @@ def gloo(torch):
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "reports"))
-from load import FLOAT_COLUMNS_REQ as REQUIRED_METRICS  # noqa: E402
+from load import COLUMN, RESULT_COLUMNS  # noqa: E402
+
+REQUIRED = [c for c in RESULT_COLUMNS if not COLUMN[c]["nullable"]]  # in every ok row
 
 
 @pytest.mark.parametrize("flags", [FLAGS, REG_FLAGS], ids=["mlp-cls-uneven", "linear-reg-mse"])
@@ -81,9 +83,14 @@ def test_torch_ddp_gloo_matches_reference(flags, tmp_path, trainbench, torch, gl
         assert abs(lt - lr) <= LOSS_RTOL * max(1.0, abs(lr)), (lt, lr)
         assert int(r["allreduce_bytes_per_step"]) == 4 * ref.size
         assert float(r["samples_per_s"]) > 0
-        # The report's contract: every required metric is filled in an ok row.
-        for col in REQUIRED_METRICS:
+        # The report's contract: every non-nullable cell is filled in an ok row; the
+        # traits say what the peer is (reports never read backend names).
+        for col in REQUIRED:
             assert r[col] != "", f"{col} empty in an ok torch-ddp row"
+        assert (r["implementation"], r["device_kind"], r["parallelism"], r["scaling_base"]) == \
+            ("pytorch", "cpu", "ddp", "torch-cpu")
+        assert r["schema_version"] == r_ref["schema_version"] == "2"
+        assert (r["shuffle"], r["warmup"]) == (r_ref["shuffle"], "1")
     with open(out, encoding="utf-8") as f:
         header = f.readline()
     assert header.startswith("schema_version,") and "torch-ddp" not in header

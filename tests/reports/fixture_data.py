@@ -1,4 +1,4 @@
-"""Builds result folders (results.csv, curves.csv, env.json) that follow the schema-1 contract.
+"""Builds result folders (results.csv, curves.csv, env.json) that follow the CSV schema 2 contract.
 
 Why code, not checked-in files: the tests need variants (a slowdown injected, a
 loss that drifts, a broken header) of the same realistic runs, and the expected
@@ -13,13 +13,20 @@ Two machines:
           every GPU backend skipped; one cpu-ddp row failed in the MLP workload.
   gpubox  4 GPUs: reference, cpu-omp 16 threads, cuda, cuda-dp and cuda-ddp at
           1, 2 and 4 GPUs; cuda-ddp ×4 skipped in the MLP workload.
+
+Every row carries the knob and trait cells the harness would write for its backend
+(KNOBS, TRAITS: test data, as `trainbench schema` documents them); `settings`
+overrides cells of chosen configurations (two configurations that differ only in
+one knob).
 """
 
 import csv
 import json
 import os
 
-SCHEMA = 1
+from load import CURVE_COLUMNS, RESULT_COLUMNS
+
+SCHEMA = 2
 EPOCHS = 5
 JITTER = [0.0, 0.01, -0.01, 0.005, -0.005]   # per repetition: the median is the base value
 LINEAR = "linear-64x1-100k"
@@ -72,6 +79,22 @@ NOT_RUN = {
         (MLP, "cuda-ddp", 4, "0,1,2,3", 16, "skipped: NCCL not found (set NCCL_ROOT, then rebuild)"),
     ],
 }
+# The cells the harness writes for each backend: traits (implementation, device_kind,
+# parallelism, scaling_base, oracle) and the knobs it honours (the others are empty).
+TRAITS = {
+    "reference": ("trainbench", "cpu", "none", "", "true"),
+    "cpu-omp": ("trainbench", "cpu", "none", "", "false"),
+    "cpu-ddp": ("trainbench", "cpu", "ddp", "cpu-omp", "false"),
+    "cuda": ("trainbench", "gpu", "none", "", "false"),
+    "cuda-dp": ("trainbench", "gpu", "dp", "cuda", "false"),
+    "cuda-ddp": ("trainbench", "gpu", "ddp", "cuda", "false"),
+}
+KNOBS = {
+    "cpu-ddp": dict(bucket_mb="25", overlap="true", deterministic="false"),
+    "cuda": dict(data_placement="device", cuda_graph="false"),
+    "cuda-dp": dict(dp_mode="faithful", dp_devices=""),
+    "cuda-ddp": dict(data_placement="device", bucket_mb="25", overlap="true"),
+}
 GPUS = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 85_520_809_984,
          "sm_count": 132, "compute_capability": "9.0"} for i in range(4)]
 
@@ -101,19 +124,23 @@ def run_id(machine):
     return f"20261122-013000-{machine}"
 
 
-def result_row(machine, workload, key, rep, sps, loss, status="ok"):
+def result_row(machine, workload, key, rep, sps, loss, status="ok", settings=None):
     w = WORKLOADS[workload]
     backend, ws, devices, threads = key
+    impl, device_kind, parallelism, scaling_base, oracle = TRAITS[backend]
     row = dict(schema_version=SCHEMA, run_id=run_id(machine), timestamp="2026-11-22T01:30:00Z",
                host=machine, workload=workload, backend=backend, model=w["model"],
                layers=w["layers"], dataset=w["dataset"], task=w["task"],
-               n_samples=w["n_samples"], batch_size=w["batch_size"], epochs=EPOCHS, lr=w["lr"],
-               momentum=0, weight_decay=0, seed=1,
+               n_samples=w["n_samples"], batch_size=w["batch_size"], epochs=EPOCHS, warmup=1,
+               lr=w["lr"], momentum=0, weight_decay=0, seed=1, shuffle="false", drop_last="false",
                precision="fp64" if backend == "reference" else "fp32",
-               world_size=ws, devices=devices, threads=threads, repetition=rep, status=status)
+               world_size=ws, devices=devices, threads=threads, **KNOBS.get(backend, {}),
+               implementation=impl, device_kind=device_kind, parallelism=parallelism,
+               scaling_base=scaling_base, oracle=oracle, repetition=rep, status=status)
+    row.update(settings or {})
     metrics = ["train_time_s", "samples_per_s", "forward_s", "backward_s", "optimizer_s",
-               "transfer_s", "comm_s", "final_loss", "final_accuracy", "param_checksum",
-               "peak_host_mem_bytes", "peak_device_mem_bytes"]
+               "transfer_s", "comm_s", "allreduce_bytes_per_step", "comm_busbw_gbps", "final_loss",
+               "final_accuracy", "param_checksum", "peak_host_mem_bytes", "peak_device_mem_bytes"]
     if status != "ok":
         row.update({m: "" for m in metrics})
         return row
@@ -122,7 +149,9 @@ def result_row(machine, workload, key, rep, sps, loss, status="ok"):
     row.update(train_time_s=repr(t), samples_per_s=repr(sps),
                forward_s=repr(0.40 * t), backward_s=repr(0.35 * t), optimizer_s=repr(0.10 * t),
                transfer_s=repr(0.05 * t if gpu else 0.0),
-               comm_s=repr(0.05 * t if ws > 1 else 0.0), final_loss=repr(loss),
+               comm_s=repr(0.05 * t if ws > 1 else 0.0),
+               allreduce_bytes_per_step=1_048_576 if ws > 1 else 0, comm_busbw_gbps="",
+               final_loss=repr(loss),
                final_accuracy="" if w["ref_acc"] is None else repr(w["ref_acc"]),
                param_checksum="12.3456", peak_host_mem_bytes=123_456_789,
                peak_device_mem_bytes=987_654_321 if gpu else 0)
@@ -130,11 +159,13 @@ def result_row(machine, workload, key, rep, sps, loss, status="ok"):
 
 
 def build_rows(machine, speed=None, loss_factor=None, jitter=None, reps=len(JITTER),
-               drop=()):
+               drop=(), settings=None):
     """speed/loss_factor: {(workload, key): factor} applied to samples/s or final loss;
     jitter: {(workload, key): [per-repetition factors]} replacing JITTER for that row;
-    drop: backends left out of the run entirely."""
+    drop: backends left out of the run entirely; settings: {(workload, key): {column:
+    cell}} overriding cells (a knob) of that configuration's rows."""
     speed, loss_factor, jitter = speed or {}, loss_factor or {}, jitter or {}
+    settings = settings or {}
     rows, curves = [], []
     for workload, table in THROUGHPUT[machine].items():
         ref_loss = WORKLOADS[workload]["ref_loss"]
@@ -147,12 +178,13 @@ def build_rows(machine, speed=None, loss_factor=None, jitter=None, reps=len(JITT
             for rep in range(reps):
                 j = jit[rep % len(jit)]
                 sps = base * speed.get((workload, key), 1.0) * (1 + j)
-                rows.append(result_row(machine, workload, key, rep, sps, loss))
+                row = result_row(machine, workload, key, rep, sps, loss,
+                                 settings=settings.get((workload, key)))
+                rows.append(row)
                 for epoch in range(1, EPOCHS + 1):
-                    curves.append(dict(schema_version=SCHEMA, run_id=run_id(machine),
-                                       workload=workload, backend=key[0], world_size=key[1],
-                                       devices=key[2], threads=key[3], repetition=rep,
-                                       epoch=epoch, train_loss=repr(loss * (1 + 4.0 / epoch ** 2))))
+                    curve = {c: row[c] for c in CURVE_COLUMNS if c in row}
+                    curve.update(epoch=epoch, train_loss=repr(loss * (1 + 4.0 / epoch ** 2)))
+                    curves.append(curve)
     for workload, backend, ws, devices, threads, status in NOT_RUN[machine]:
         rows.append(result_row(machine, workload, (backend, ws, devices, threads), 0, 0, 0, status))
     return rows, curves
@@ -190,7 +222,6 @@ def write_csv(path, columns, rows):
 
 def write_run(folder, machine, env_update=None, **kw):
     """Write one result folder for `machine`; kw goes to build_rows. Returns the folder."""
-    from load import CURVE_COLUMNS, RESULT_COLUMNS
     os.makedirs(folder, exist_ok=True)
     rows, curves = build_rows(machine, **kw)
     write_csv(os.path.join(folder, "results.csv"), RESULT_COLUMNS, rows)

@@ -49,7 +49,7 @@ CASES = {
                     "results.csv: header only"),
     "wrong header": (lambda d: _replace_line(f"{d}/results.csv", 0,
                                              lambda h: h.replace("samples_per_s", "throughput")),
-                     "column 24 should be 'samples_per_s', found 'throughput'"),
+                     "results.csv: header lacks column 'samples_per_s' of CSV schema 2"),
     "non-numeric metric": (lambda d: _replace_line(f"{d}/results.csv", 1,
                                                    _set_field("samples_per_s", "fast")),
                            "line 2, column 'samples_per_s': 'fast' is not a number"),
@@ -57,8 +57,12 @@ CASES = {
                                                        _set_field("final_loss", "")),
                                "column 'final_loss': empty in an ok row"),
     "unknown schema_version": (lambda d: _replace_line(f"{d}/results.csv", 3,
-                                                       _set_field("schema_version", "2")),
-                               "line 4: unknown schema_version '2'"),
+                                                       _set_field("schema_version", "3")),
+                               "line 4: unknown schema_version '3'"),
+    "schema-1 results.csv": (lambda d: _replace_line(f"{d}/results.csv", 1,
+                                                     _set_field("schema_version", "1")),
+                             "results.csv: CSV schema 1, written by a trainbench before the knob "
+                             "and trait columns; this report reads schema 2 only: re-run"),
     "wrong field count": (lambda d: _replace_line(f"{d}/results.csv", 2, lambda l: l + ",extra"),
                           f"line 3: expected {len(RESULT_COLUMNS)} fields, found {len(RESULT_COLUMNS) + 1}"),
     "bad status": (lambda d: _replace_line(f"{d}/results.csv", 1, _set_field("status", "done")),
@@ -66,11 +70,18 @@ CASES = {
     "missing env.json": (lambda d: os.remove(f"{d}/env.json"), "env.json: missing"),
     "env.json not JSON": (lambda d: _write(f"{d}/env.json", "{\"schema_version\": 1,"),
                           "env.json: not valid JSON"),
-    "env.json schema 2": (lambda d: _write(f"{d}/env.json", json.dumps(
-        {"schema_version": 2, "run_id": "x"})), "env.json: unknown schema_version 2"),
+    "env.json schema 3": (lambda d: _write(f"{d}/env.json", json.dumps(
+        {"schema_version": 3, "run_id": "x"})), "env.json: unknown schema_version 3"),
+    "env.json schema 1": (lambda d: _write(f"{d}/env.json", json.dumps(
+        {"schema_version": 1, "run_id": "x"})), "env.json: CSV schema 1"),
     "curves.csv bad header": (lambda d: _replace_line(f"{d}/curves.csv", 0,
                                                       lambda h: h.replace("train_loss", "loss")),
-                              "curves.csv: header does not match"),
+                              "curves.csv: header lacks column 'train_loss'"),
+    "not a boolean": (lambda d: _replace_line(f"{d}/results.csv", 2, _set_field("shuffle", "yes")),
+                      "line 3, column 'shuffle': 'yes' is not true or false"),
+    "empty trait in an ok row": (lambda d: _replace_line(f"{d}/results.csv", 1,
+                                                         _set_field("device_kind", "")),
+                                 "column 'device_kind': empty in an ok row"),
 }
 
 
@@ -85,6 +96,50 @@ def test_render_rejects_bad_input(case, gpu_run, capsys):
     assert message in err
     assert not os.path.exists(os.path.join(gpu_run, "report.html"))
     assert not [f for f in os.listdir(gpu_run) if f.endswith(".tmp")]
+
+
+# A results.csv exactly as trainbench wrote it before schema 2 (a80ca68), one row.
+SCHEMA_1_HEADER = (
+    "schema_version,run_id,timestamp,host,workload,backend,model,layers,dataset,task,n_samples,"
+    "batch_size,epochs,lr,momentum,weight_decay,seed,precision,world_size,devices,threads,repetition,"
+    "train_time_s,samples_per_s,forward_s,backward_s,optimizer_s,transfer_s,comm_s,"
+    "allreduce_bytes_per_step,comm_busbw_gbps,final_loss,final_accuracy,param_checksum,"
+    "peak_host_mem_bytes,peak_device_mem_bytes,status")
+SCHEMA_1_ROW = ('1,20261122-013000-box,2026-11-22T01:30:00Z,box,lin,cpu-omp,linear,"8,1",'
+                '"synthetic-regression(seed=1,noise=0.1)",regression,300,64,2,0.01,0,0,1,fp32,1,cpu,2,0,'
+                "0.001,600000,0.0004,0.0003,0.0001,0,0,0,,0.5,,0.1,1000,0,ok")
+
+
+def test_a_schema_1_folder_is_refused_with_what_to_do(tmp_path, capsys):
+    d = tmp_path / "old"
+    d.mkdir()
+    _write(d / "results.csv", SCHEMA_1_HEADER + "\n" + SCHEMA_1_ROW + "\n")
+    _write(d / "env.json", json.dumps({"schema_version": 1, "run_id": "20261122-013000-box"}))
+    assert render.main([str(d)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"render.py: error: {d}/results.csv: CSV schema 1, written by a trainbench before "
+                   "the knob and trait columns; this report reads schema 2 only: re-run the "
+                   "configurations with this trainbench, or render the folder with the reports/ of "
+                   'commit a80ca68 (README "Schema-1 files")')
+    assert compare.main([str(d), str(d)]) == 2
+    assert "CSV schema 1" in capsys.readouterr().err
+    assert not os.path.exists(d / "report.html")
+
+
+def test_unknown_columns_are_ignored_and_missing_nullable_ones_read_as_empty(gpu_run):
+    """Within schema 2 columns are only added, nullable: a newer file (an extra column)
+    and an older one (a nullable column it predates) both still read."""
+    path = os.path.join(gpu_run, "results.csv")
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    drop = rows[0].index("comm_busbw_gbps")
+    rows = [r[:drop] + r[drop + 1:] + (["energy_j"] if i == 0 else ["12.5"]) for i, r in enumerate(rows)]
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    assert render.main([gpu_run]) == 0
+    from load import load_run
+    run = load_run(gpu_run)
+    assert all(r["comm_busbw_gbps"] is None and "energy_j" not in r for r in run.rows)
 
 
 def test_missing_folder(tmp_path, capsys):
