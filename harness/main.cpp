@@ -193,6 +193,10 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
         std::printf("%s %s rep %lld: %s", r.config.workload.c_str(), r.config.backend.c_str(),
                     static_cast<long long>(r.repetition), r.status.c_str());
         if (r.has_metrics) std::printf("  %.4g samples/s  final_loss %.6g", r.samples_per_s, r.final_loss);
+        if (r.has_metrics && r.disturbed()) {
+          std::printf("  DISTURBED (others %.0f%%, steal %.0f%% of the CPU time)", 100 * r.others_cpu_share,
+                      100 * r.steal_share);
+        }
         std::printf("\n");
         std::fflush(stdout);
       }

@@ -2,6 +2,8 @@
 // from the schema table (harness/result_schema.cpp).
 #include "harness/result_row.h"
 
+#include "harness/disturbance.h"
+
 #include "harness/result_schema.h"
 
 namespace tb {
@@ -29,6 +31,10 @@ std::vector<std::string> curve_fields(const ResultRow& r, const CurvePoint& p) {
   std::vector<std::string> f;
   for (const Column& c : curve_columns()) f.push_back(curve_cell(c, r, p));
   return f;
+}
+
+bool ResultRow::disturbed() const {
+  return others_cpu_share > kDisturbedShare || steal_share > kDisturbedShare;
 }
 
 }  // namespace tb

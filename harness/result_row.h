@@ -32,6 +32,10 @@ struct ResultRow {
   double final_loss = 0, final_accuracy = -1;  // accuracy < 0: regression, cell empty
   double param_checksum = 0;
   int64_t peak_host_mem_bytes = 0, peak_device_mem_bytes = 0;
+  // Disturbance during the timed epochs (disturbance.h): other processes' and the
+  // hypervisor's share of the host's CPU time; < 0: unknown (cell empty).
+  double others_cpu_share = -1, steal_share = -1;
+  bool disturbed() const;       // either share above kDisturbedShare
   std::string status = "ok";    // ok | skipped: why | failed: why
 };
 

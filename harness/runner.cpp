@@ -8,6 +8,7 @@
 
 #include "harness/backend.h"
 #include "harness/csv_writer.h"
+#include "harness/disturbance.h"
 #include "harness/host_info.h"
 #include "harness/interrupt.h"
 #include "harness/params_file.h"
@@ -148,6 +149,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
                      c.epochs * c.batches_per_epoch(), c.batch);
       double train_s = 0;
       std::vector<CurvePoint> curve;
+      const CpuSnapshot before = cpu_snapshot();
       for (int64_t e = 0; e < c.epochs; ++e) {
         Stopwatch sw;
         const EpochResult r = trainer->train_epoch(plan_for(e), [&](int64_t s, double loss) {
@@ -162,6 +164,12 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
         curve.push_back({rep, e + 1, r.mean_loss});
       }
       progress.finish();
+      // Who else used the CPUs meanwhile: the job's own CPU time (every rank's) is not a
+      // disturbance; each rank judges its host, the job takes the worst.
+      const CpuSnapshot after = cpu_snapshot();
+      Disturbance dist = disturbance_between(before, after, job.sum(after.own_s - before.own_s));
+      double worst[2] = {dist.others_share, dist.steal_share};
+      job.max(worst, 2);
       // Job-wide figures: a job is as slow as its slowest rank, and so is each phase.
       PhaseTimes ph = trainer->take_phase_times();
       double slowest[7] = {train_s, ph.transfer_s, ph.forward_s, ph.backward_s, ph.comm_s, ph.optimizer_s,
@@ -207,6 +215,8 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       row.param_checksum = checksum;
       row.peak_host_mem_bytes = peak_rss_bytes();
       row.peak_device_mem_bytes = trainer->peak_device_mem_bytes();
+      row.others_cpu_share = worst[0];
+      row.steal_share = worst[1];
       if (rep + 1 == c.reps && !c.save_params.empty() && job.root()) write_params_file(c.save_params, params);
       emit(row, curve);
     }

@@ -410,6 +410,19 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   }
   print_summary(all, stdout);
   print_summary(all, log);
+  // Timings taken while something else used the CPUs are flagged, not hidden.
+  size_t timed = 0, disturbed = 0;
+  for (const ResultRow& r : all) {
+    timed += r.has_metrics;
+    disturbed += r.has_metrics && r.disturbed();
+  }
+  if (disturbed > 0) {
+    const std::string warn = "warning: " + std::to_string(disturbed) + " of " + std::to_string(timed) +
+                             " timed rows were disturbed (other processes or the hypervisor took more than 5% of "
+                             "the CPU time; results.csv column `disturbed`): re-run them on a quiet machine\n";
+    std::fprintf(stderr, "trainbench: %s", warn.c_str());
+    std::fprintf(log, "%s", warn.c_str());
+  }
   flush_log();
   std::printf("\nresults: %s/results.csv (env.json, curves.csv, log.txt beside it)\n", out_dir.c_str());
   if (stopped_by) return 128 + stopped_by;

@@ -54,3 +54,54 @@ TEST(Disturbance, ASpinningNeighbourIsSeen) {
 }
 
 }  // namespace
+
+#include <fstream>
+#include <sstream>
+
+#include "harness/csv_writer.h"
+#include "harness/result_row.h"
+#include "tests/shell.h"
+
+namespace {
+
+// End to end: a run beside a spinning process records the share it lost and is marked
+// disturbed; the suite warns at its end.
+TEST(Disturbance, ARowTakenBesideASpinnerIsMarkedAndTheSuiteWarns) {
+  if (!tb::cpu_snapshot().ok) GTEST_SKIP() << "/proc/stat not readable here";
+  const pid_t spinner = ::fork();
+  if (spinner == 0) {
+    for (volatile unsigned long i = 0;; ++i) {
+    }
+  }
+  const std::string dir = std::string(TB_TEST_TMPDIR) + "/disturbed";
+  tb::test::shell("rm -rf " + dir);
+  const std::string suite = std::string(TB_TEST_TMPDIR) + "/disturbed.suite";
+  std::ofstream(suite) << "d: --model mlp --layers 32,64,4 --samples 20000 --batch 64 --epochs 1 --warmup 0 "
+                          "--reps 2 --backends cpu-omp --threads 1\n";
+  const tb::test::ShellResult r = tb::test::trainbench("suite " + suite + " --out " + dir);
+  ::kill(spinner, SIGKILL);
+  ::waitpid(spinner, nullptr, 0);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("timed rows were disturbed"), std::string::npos) << r.out;
+  std::ifstream in(dir + "/results.csv");
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = tb::csv_fields(line);
+  const auto col = [&](const char* name) {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == name) return i;
+    }
+    return header.size();
+  };
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = tb::csv_fields(line);
+    ASSERT_EQ(f.size(), header.size());
+    EXPECT_EQ(f[col("disturbed")], "true") << line;
+    EXPECT_GT(std::stod(f[col("others_cpu_share")]), 0.05) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2);
+}
+
+}  // namespace
