@@ -68,9 +68,18 @@ bench: deps build
 	  fi; \
 	  exit $$rc
 
+# One folder: RUN/report.html. Several (RUN="a b"): one merged report at OUT, by default
+# results/report-<time>.html, never inside an input. Either way every input folder keeps
+# its mtime, so re-rendering never makes it the newest run that compare/record pick.
+REPORT_OUT = $(or $(OUT),$(if $(word 2,$(RUN)),results/report-$(RUN_ID).html,$(patsubst %/,%,$(RUN))/report.html))
 report:
 	@test -n "$(RUN)" || { echo "make report: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
-	$(PYTHON) reports/render.py $(RUN)
+	@$(if $(OUT),,$(if $(word 2,$(RUN)),mkdir -p results;)) keep=$$(mktemp -d); i=0; \
+	  for d in $(RUN); do i=$$((i + 1)); touch -r "$$d" "$$keep/$$i" 2>/dev/null || true; done; \
+	  rc=0; $(PYTHON) reports/render.py $(RUN) -o "$(REPORT_OUT)" || rc=$$?; \
+	  i=0; for d in $(RUN); do i=$$((i + 1)); \
+	    if [ -e "$$keep/$$i" ]; then touch -r "$$keep/$$i" "$$d"; fi; done; \
+	  rm -rf "$$keep"; exit $$rc
 
 # Keep a run in the repository: docs/results/<date>-<device>/ with a README naming the machine.
 record:
