@@ -36,7 +36,7 @@ class CpuDdpTrainer final : public StepTrainer {
         fault_(fault_from_env()) {
     handles_.resize(buckets_.size());
     if (fault_.armed() && fault_.kind == "setup" && fault_.rank == comm_->rank()) {
-      throw std::runtime_error("injected fault: rank " + std::to_string(comm_->rank()) + " failed to set up");
+      inject_fault(fault_.kind, comm_->rank(), 0);
     }
     if (opt.deterministic) {
       if (kLeaves % comm_->size() != 0) {
@@ -146,7 +146,7 @@ class CpuDdpTrainer final : public StepTrainer {
         model_.forward(bv.x, local);
         loss_sum = model_.loss(bv, local, global_rows, true, nullptr);
       }
-      if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
+      if (fault_.nan_at(comm_->rank(), steps_)) {
         loss_sum = std::numeric_limits<double>::quiet_NaN();
       }
       phases_.forward_s += sw.lap();
@@ -217,7 +217,7 @@ class CpuDdpTrainer final : public StepTrainer {
       if (bv.gathered) phases_.transfer_s += sw.lap();
       model_.forward(bv.x, local);
       leaf_loss_[k] = model_.loss(bv, local, global_rows, true, nullptr);
-      if (fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step) {
+      if (fault_.nan_at(comm_->rank(), steps_)) {
         leaf_loss_[k] = std::numeric_limits<double>::quiet_NaN();
       }
       phases_.forward_s += sw.lap();
