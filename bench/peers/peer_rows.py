@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import socket
+import sys
 
 from peer_export import BadInput
 
@@ -21,11 +22,44 @@ def fmt_num(v):
     return "%.9g" % v  # as harness/result_row.cpp writes numbers
 
 
+def _reader_columns():
+    """(RESULT_COLUMNS, CURVE_COLUMNS) of reports/load.py: the header the reports read."""
+    reports = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports")
+    if reports not in sys.path:
+        sys.path.insert(0, reports)
+    import load  # noqa: PLC0415 (stdlib only)
+    return load.RESULT_COLUMNS, load.CURVE_COLUMNS
+
+
+def _create(path, header):
+    """Writes a header-only CSV at PATH unless one is there: whole or not at all (a
+    temporary file linked into place), so ranks starting together never see it half."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(_csv_line(header))
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+
+
 class Results:
-    """Appends whole rows to an existing results.csv (and curves.csv) in its own header order."""
+    """Appends whole rows to a results.csv (and curves.csv) in its own header order. A
+    results file that does not exist yet is created with the reports' header (and, when
+    it is called results.csv, a curves.csv beside it); its folder must exist."""
 
     def __init__(self, path):
         self.path = path
+        if not os.path.exists(path):
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise BadInput(f"{path}: no folder {folder} to create the results file in")
+            results_cols, curve_cols = _reader_columns()
+            _create(path, results_cols)
+            if os.path.basename(path) == "results.csv":
+                _create(os.path.join(folder, "curves.csv"), curve_cols)
         self.header = self._header(path)
         folder = os.path.dirname(os.path.abspath(path))
         curves = os.path.join(folder, "curves.csv")
@@ -39,7 +73,7 @@ class Results:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as e:
-            raise BadInput(f"{path}: {e.strerror} (the peer appends to an existing results file)") from e
+            raise BadInput(f"{path}: {e.strerror}") from e
         if not data.endswith(b"\n"):
             raise BadInput(f"{path}: no final newline (refusing to append to a truncated file)")
         first = data.split(b"\n", 1)[0].decode("utf-8")
