@@ -23,7 +23,15 @@ PERF_RESULTS ?= results/perf-$(RUN_ID)
 OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
 PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
-.PHONY: all build configure deps test bench report compare record microbench peers perf clean
+# `make fuzz` (tests/fuzz/): its own clang build with libFuzzer, ASan and UBSan, then each
+# target for FUZZ_SECONDS. New inputs collect in $(FUZZ_BUILD)/corpus/<target>/; a crash or
+# hang lands in $(FUZZ_BUILD)/artifacts/<target>/ — fix it, then copy the input into
+# tests/fuzz/corpus/<target>/, where `make test` replays every file (ctest fuzz_corpus.*).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= csv_loader idx_loader suite flags
+
+.PHONY: all build configure deps test bench report compare record microbench peers perf fuzz clean
 
 all: build
 
@@ -115,6 +123,24 @@ perf: deps build
 	    times; } > $(PERF_RESULTS)/cpu_usage.txt; \
 	  $(PYTHON) bench/peers/perf_summary.py $(PERF_RESULTS) || rc=$$?; \
 	  $(PYTHON) reports/render.py $(PERF_RESULTS) && echo "report: $(PERF_RESULTS)/report.html" || rc=$$?; exit $$rc
+
+fuzz:
+ifneq ($(TB_SKIP_DEPS),1)
+	@bash cmake/install-deps.sh fuzz
+endif
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DTB_FUZZ=ON \
+	  -DTB_ENABLE_CUDA=OFF -DTB_ENABLE_MPI=OFF -DTB_BUILD_TESTS=OFF -DTB_BUILD_MICROBENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target tb_fuzz_targets
+	@rc=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+	  echo "fuzz $$t for $(FUZZ_SECONDS) s"; dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+	  ./$(FUZZ_BUILD)/tests/fuzz/tb_fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	    -max_len=4096 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ $$dict \
+	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t > $(FUZZ_BUILD)/fuzz-$$t.log 2>&1 \
+	    || { rc=1; echo "fuzz $$t: FAILED, input in $(FUZZ_BUILD)/artifacts/$$t/ (log $(FUZZ_BUILD)/fuzz-$$t.log)"; \
+	         grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: invariant)' $(FUZZ_BUILD)/fuzz-$$t.log | head -n 3; }; \
+	  grep -E '^stat::(number_of_executed_units|new_units_added)' $(FUZZ_BUILD)/fuzz-$$t.log | tr '\n' ' '; echo; \
+	done; exit $$rc
 
 microbench: build
 	./$(BUILD)/bench/tb_microbench_cpu --benchmark_counters_tabular=true

@@ -3,7 +3,7 @@
 # Called by `make test` / `make bench` before configuring. A no-op when every
 # package is present; as root on Debian/Ubuntu it runs apt-get (waiting for another
 # apt/dpkg to finish); elsewhere it prints the list to install by hand and fails (exit 1).
-# Usage: cmake/install-deps.sh [build|report|all]   (default: all)
+# Usage: cmake/install-deps.sh [build|report|all|fuzz]   (default: all)
 # Sourced (`. cmake/install-deps.sh`), it only defines its functions (tests/tools/).
 set -euo pipefail
 
@@ -20,6 +20,8 @@ report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest fonts-dejav
 # Debian 12 has chromium, python3-torch 1.13.1 and libopenblas0-openmp 0.3.21 in main
 # (apt-cache policy); Ubuntu has the last two in universe.
 optional_pkgs=(chromium python3-torch libopenblas0-openmp)
+# `make fuzz` only: clang with libFuzzer and the sanitizers' runtimes, and clang's OpenMP.
+fuzz_pkgs=(cmake make clang libclang-rt-dev libomp-dev)
 # Another apt or dpkg holding the lock (unattended-upgrades, a second make test):
 # wait for it up to ten minutes instead of failing at once.
 apt_wait=(-o DPkg::Lock::Timeout=600)
@@ -50,7 +52,8 @@ main() {
     build)  pkgs=("${build_pkgs[@]}") ;;
     report) pkgs=("${report_pkgs[@]}") ;;
     all)    pkgs=("${build_pkgs[@]}" "${report_pkgs[@]}") ;;
-    *) echo "install-deps.sh: unknown set '$want' (allowed: build, report, all)" >&2; return 2 ;;
+    fuzz)   pkgs=("${fuzz_pkgs[@]}") ;;
+    *) echo "install-deps.sh: unknown set '$want' (allowed: build, report, all, fuzz)" >&2; return 2 ;;
   esac
 
   if ! command -v dpkg-query >/dev/null 2>&1; then
@@ -61,7 +64,7 @@ main() {
   fi
   local missing=() optional_missing=()
   for p in "${pkgs[@]}"; do is_installed "$p" || missing+=("$p"); done
-  if [ "$want" != build ]; then
+  if [ "$want" = report ] || [ "$want" = all ]; then
     for p in "${optional_pkgs[@]}"; do is_installed "$p" || optional_missing+=("$p"); done
   fi
   [ ${#missing[@]} -eq 0 ] && [ ${#optional_missing[@]} -eq 0 ] && return 0
