@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -35,6 +36,17 @@ int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_val
   return x;
 }
 
+// An int-sized value (threads, devices, ranks): past INT_MAX it is bad input, never a
+// wrapped negative count (found by fuzzing, tests/fuzz/corpus/flags/).
+int parse_int32(const std::string& flag, const std::string& v, int min_value) {
+  const int64_t x = parse_int(flag, v, min_value);
+  if (x > std::numeric_limits<int>::max()) {
+    bad(flag, v, "expected an integer from " + std::to_string(min_value) + " to " +
+                     std::to_string(std::numeric_limits<int>::max()));
+  }
+  return static_cast<int>(x);
+}
+
 double parse_positive(const std::string& flag, const std::string& v, bool allow_zero) {
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
@@ -54,7 +66,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 int parse_threads(const std::string& v) {
   if (v == "all") return hardware_threads();
-  return static_cast<int>(parse_int("--threads", v, 1));
+  return parse_int32("--threads", v, 1);
 }
 
 const std::vector<FlagDef>& flag_table() {
@@ -164,7 +176,7 @@ const std::vector<FlagDef>& flag_table() {
        "equal across runs and world sizes dividing 12 (slower)",
        [](const std::string&, bool, RunFlags* f) { f->config.deterministic = true; }},
       {"--device", "N", "GPU index among the visible ones (CUDA_VISIBLE_DEVICES), default 0",
-       [](const std::string& v, bool, RunFlags* f) { f->config.device = static_cast<int>(parse_int("--device", v, 0)); }},
+       [](const std::string& v, bool, RunFlags* f) { f->config.device = parse_int32("--device", v, 0); }},
       {"--data-placement", "device|host",
        "upload the dataset once (device, default) or stream each batch from pinned host memory (host)",
        [](const std::string& v, bool, RunFlags* f) {
@@ -177,7 +189,7 @@ const std::vector<FlagDef>& flag_table() {
                                "run several replicas on one GPU",
        [](const std::string& v, bool, RunFlags* f) {
          f->config.dp_devices.clear();
-         for (const std::string& d : split(v, ',')) f->config.dp_devices.push_back(static_cast<int>(parse_int("--devices", d, 0)));
+         for (const std::string& d : split(v, ',')) f->config.dp_devices.push_back(parse_int32("--devices", d, 0));
        }},
       {"--dp-mode", "faithful|persistent",
        "replicate the model from GPU 0 every step (faithful, as torch.nn.DataParallel) or keep replicas "
@@ -190,7 +202,7 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool lists, RunFlags* f) {
          if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");
          f->world_sizes.clear();
-         for (const std::string& s : split(v, ',')) f->world_sizes.push_back(static_cast<int>(parse_int("--world-sizes", s, 1)));
+         for (const std::string& s : split(v, ',')) f->world_sizes.push_back(parse_int32("--world-sizes", s, 1));
        }},
       {"--save-params", "FILE", "run: write the final parameters of the last repetition (float32, see params_file.h)",
        [](const std::string& v, bool, RunFlags* f) { f->config.save_params = v; }},
