@@ -47,25 +47,30 @@ def _create(path, header):
 
 class Results:
     """Appends whole rows to a results.csv (and curves.csv) in its own header order. A
-    results file that does not exist yet is created with the reports' header (and, when
-    it is called results.csv, a curves.csv beside it); its folder must exist."""
+    results file that does not exist yet gets the reports' header (and, when it is called
+    results.csv, a curves.csv beside it), created with the first row, so bad input found
+    before any row leaves nothing behind; its folder must exist."""
 
     def __init__(self, path):
         self.path = path
-        if not os.path.exists(path):
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise BadInput(f"{path}: no folder {folder} to create the results file in")
-            results_cols, curve_cols = _reader_columns()
-            _create(path, results_cols)
-            if os.path.basename(path) == "results.csv":
-                _create(os.path.join(folder, "curves.csv"), curve_cols)
-        self.header = self._header(path)
         folder = os.path.dirname(os.path.abspath(path))
         curves = os.path.join(folder, "curves.csv")
-        self.curves = curves if os.path.basename(path) == "results.csv" and os.path.isfile(curves) else None
-        self.curves_header = self._header(self.curves, ("epoch", "train_loss")) if self.curves else None
-        self.last = self._last_row(path)
+        named = os.path.basename(path) == "results.csv"
+        self.pending = {}  # path -> header, for files created at their first row
+        if os.path.exists(path):
+            self.header = self._header(path)
+            self.last = self._last_row(path)
+        else:
+            if not os.path.isdir(folder):
+                raise BadInput(f"{path}: no folder {folder} to create the results file in")
+            self.header, curve_cols = _reader_columns()
+            self.pending[path] = self.header
+            self.last = {}
+            if named and not os.path.exists(curves):
+                self.pending[curves] = curve_cols
+        self.curves = curves if named and (os.path.isfile(curves) or curves in self.pending) else None
+        self.curves_header = (self.pending.get(curves) or self._header(curves, ("epoch", "train_loss"))
+                              if self.curves else None)
 
     @staticmethod
     def _header(path, required=("backend", "status")):
@@ -93,6 +98,10 @@ class Results:
         if unknown:
             raise BadInput(f"{path}: header lacks column(s) {sorted(unknown)}")
         line = _csv_line([values.get(c, "") for c in header])
+        if path in self.pending:  # the first row: the new results file (and curves.csv) appear
+            for new, new_header in self.pending.items():
+                _create(new, new_header)
+            self.pending.clear()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, line.encode("utf-8"))  # one write per row, as the harness does

@@ -133,6 +133,7 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
     for args in ([tmp_path / "missing", "--results", csv_path],
                  [broken, "--results", csv_path],
                  [tmp_path / "exp", "--results", tmp_path / "no-folder" / "results.csv"],
+                 [tmp_path / "exp", "--results", tmp_path / "new.csv", "--threads", "0"],
                  [tmp_path / "exp", "--results", truncated],
                  [tmp_path / "exp", "--results", csv_path, "--threads", "0"],
                  [tmp_path / "exp", "--results", csv_path, "--devices", "tpu"]):
@@ -141,6 +142,7 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert csv_path.read_bytes() == original
+    assert not (tmp_path / "new.csv").exists()  # not even a header-only file
 
 
 def test_a_missing_results_file_is_created_with_the_reports_header(tmp_path, trainbench):
