@@ -23,7 +23,15 @@ PERF_RESULTS ?= results/perf-$(RUN_ID)
 OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
 PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
-.PHONY: all build configure deps test bench report compare record microbench peers perf schema clean
+# `make fuzz` (tests/fuzz/): its own clang build with libFuzzer, ASan and UBSan, then each
+# target for FUZZ_SECONDS. New inputs collect in $(FUZZ_BUILD)/corpus/<target>/; a crash or
+# hang lands in $(FUZZ_BUILD)/artifacts/<target>/ — fix it, then copy the input into
+# tests/fuzz/corpus/<target>/, where `make test` replays every file (ctest fuzz_corpus.*).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= csv_loader idx_loader suite flags
+
+.PHONY: all build configure deps test bench report compare record microbench peers perf schema fuzz clean
 
 all: build
 
@@ -68,9 +76,18 @@ bench: deps build
 	  fi; \
 	  exit $$rc
 
+# One folder: RUN/report.html. Several (RUN="a b"): one merged report at OUT, by default
+# results/report-<time>.html, never inside an input. Either way every input folder keeps
+# its mtime, so re-rendering never makes it the newest run that compare/record pick.
+REPORT_OUT = $(or $(OUT),$(if $(word 2,$(RUN)),results/report-$(RUN_ID).html,$(patsubst %/,%,$(RUN))/report.html))
 report:
 	@test -n "$(RUN)" || { echo "make report: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
-	$(PYTHON) reports/render.py $(RUN)
+	@$(if $(OUT),,$(if $(word 2,$(RUN)),mkdir -p results;)) keep=$$(mktemp -d); i=0; \
+	  for d in $(RUN); do i=$$((i + 1)); touch -r "$$d" "$$keep/$$i" 2>/dev/null || true; done; \
+	  rc=0; $(PYTHON) reports/render.py $(RUN) -o "$(REPORT_OUT)" || rc=$$?; \
+	  i=0; for d in $(RUN); do i=$$((i + 1)); \
+	    if [ -e "$$keep/$$i" ]; then touch -r "$$keep/$$i" "$$d"; fi; done; \
+	  rm -rf "$$keep"; exit $$rc
 
 # Keep a run in the repository: docs/results/<date>-<device>/ with a README naming the machine.
 record:
@@ -112,6 +129,24 @@ perf: deps build
 schema: configure
 	cmake --build $(BUILD) -j $(JOBS) --target trainbench
 	cmake -DTRAINBENCH=$(BUILD)/trainbench -DSOURCE_DIR=$(CURDIR) -DMODE=update -P cmake/schema_sync.cmake
+
+fuzz:
+ifneq ($(TB_SKIP_DEPS),1)
+	@bash cmake/install-deps.sh fuzz
+endif
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DTB_FUZZ=ON \
+	  -DTB_ENABLE_CUDA=OFF -DTB_ENABLE_MPI=OFF -DTB_BUILD_TESTS=OFF -DTB_BUILD_MICROBENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target tb_fuzz_targets
+	@rc=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+	  echo "fuzz $$t for $(FUZZ_SECONDS) s"; dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+	  ./$(FUZZ_BUILD)/tests/fuzz/tb_fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	    -max_len=4096 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ $$dict \
+	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t > $(FUZZ_BUILD)/fuzz-$$t.log 2>&1 \
+	    || { rc=1; echo "fuzz $$t: FAILED, input in $(FUZZ_BUILD)/artifacts/$$t/ (log $(FUZZ_BUILD)/fuzz-$$t.log)"; \
+	         grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: invariant)' $(FUZZ_BUILD)/fuzz-$$t.log | head -n 3; }; \
+	  grep -E '^stat::(number_of_executed_units|new_units_added)' $(FUZZ_BUILD)/fuzz-$$t.log | tr '\n' ' '; echo; \
+	done; exit $$rc
 
 microbench: build
 	./$(BUILD)/bench/tb_microbench_cpu --benchmark_counters_tabular=true

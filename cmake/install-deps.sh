@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages trainbench needs, once, idempotently.
 # Called by `make test` / `make bench` before configuring. A no-op when every
-# package is present; as root on Debian/Ubuntu it runs apt-get; elsewhere it
-# prints the list to install by hand and fails (exit 1).
-# Usage: cmake/install-deps.sh [build|report|all]   (default: all)
+# package is present; as root on Debian/Ubuntu it runs apt-get (waiting for another
+# apt/dpkg to finish); elsewhere it prints the list to install by hand and fails (exit 1).
+# Usage: cmake/install-deps.sh [build|report|all|fuzz]   (default: all)
+# Sourced (`. cmake/install-deps.sh`), it only defines its functions (tests/tools/).
 set -euo pipefail
 
-want=${1:-all}
 # Debian/Ubuntu package names. CUDA/NCCL are not here: they come from NVIDIA's
 # toolkit (/usr/local/cuda) and are optional.
 build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev nlohmann-json3-dev)
@@ -17,60 +17,81 @@ report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest fonts-dejav
 # PyTorch for the peer rows and the oracle test (bench/peers/, tests/peers/; both say
 # "skipped" without it) and the OpenMP build of OpenBLAS that PyTorch and numpy should
 # use (docs/performance.md: the default pthreads build fights PyTorch's OpenMP threads).
-# Debian 12 has python3-torch 1.13.1 and libopenblas0-openmp 0.3.21 in main; Ubuntu has
-# both in universe (versions differ by release; not verified here: apt-cache policy).
+# Debian 12 has chromium, python3-torch 1.13.1 and libopenblas0-openmp 0.3.21 in main
+# (apt-cache policy); Ubuntu has the last two in universe.
 optional_pkgs=(chromium python3-torch libopenblas0-openmp)
-case "$want" in
-  build)  pkgs=("${build_pkgs[@]}") ;;
-  report) pkgs=("${report_pkgs[@]}") ;;
-  all)    pkgs=("${build_pkgs[@]}" "${report_pkgs[@]}") ;;
-  *) echo "install-deps.sh: unknown set '$want' (allowed: build, report, all)" >&2; exit 2 ;;
-esac
+# `make fuzz` only: clang with libFuzzer and the sanitizers' runtimes, and clang's OpenMP.
+fuzz_pkgs=(cmake make clang libclang-rt-dev libomp-dev)
+# Another apt or dpkg holding the lock (unattended-upgrades, a second make test):
+# wait for it up to ten minutes instead of failing at once.
+apt_wait=(-o DPkg::Lock::Timeout=600)
 
-missing=()
-if command -v dpkg-query >/dev/null 2>&1; then
-  for p in "${pkgs[@]}"; do
-    # dpkg-query prints "install ok installed" only for a fully installed package.
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+# Each check captures a command's whole output before grep reads it: `cmd | grep -q`
+# under pipefail fails when grep exits at the first match and cmd dies of SIGPIPE (141).
+
+# is_installed PKG: dpkg says "install ok installed" (fully installed, not half).
+is_installed() {
+  local status
+  status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+  [[ $status == *"ok installed"* ]]
+}
+
+# deb_available PKG: apt has an install candidate for PKG, and it is a real .deb,
+# not Ubuntu's transitional wrapper that installs a snap (it depends on snapd).
+deb_available() {
+  local policy show
+  policy=$(apt-cache policy "$1" 2>/dev/null) || return 1
+  grep -q "Candidate: [0-9]" <<<"$policy" || return 1
+  show=$(apt-cache show "$1" 2>/dev/null) || return 1
+  ! grep -qiE '^(pre-)?depends:.*\bsnapd\b|^description[^:]*:.*\bsnap\b' <<<"$show"
+}
+
+main() {
+  local want=${1:-all} pkgs p
+  case "$want" in
+    build)  pkgs=("${build_pkgs[@]}") ;;
+    report) pkgs=("${report_pkgs[@]}") ;;
+    all)    pkgs=("${build_pkgs[@]}" "${report_pkgs[@]}") ;;
+    fuzz)   pkgs=("${fuzz_pkgs[@]}") ;;
+    *) echo "install-deps.sh: unknown set '$want' (allowed: build, report, all, fuzz)" >&2; return 2 ;;
+  esac
+
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "install-deps.sh: not a Debian/Ubuntu system (no dpkg). Install the equivalents of:" >&2
+    echo "  ${pkgs[*]}" >&2
+    echo "then run the make target again with TB_SKIP_DEPS=1." >&2
+    return 1
+  fi
+  local missing=() optional_missing=()
+  for p in "${pkgs[@]}"; do is_installed "$p" || missing+=("$p"); done
+  if [ "$want" = report ] || [ "$want" = all ]; then
+    for p in "${optional_pkgs[@]}"; do is_installed "$p" || optional_missing+=("$p"); done
+  fi
+  [ ${#missing[@]} -eq 0 ] && [ ${#optional_missing[@]} -eq 0 ] && return 0
+
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    [ ${#missing[@]} -eq 0 ] && return 0  # only optional ones are missing: carry on without them
+    echo "install-deps.sh: missing packages: ${missing[*]}" >&2
+    echo "  install them with: sudo apt-get install -y ${missing[*]}" >&2
+    echo "  (or set TB_SKIP_DEPS=1 if you provide them another way)" >&2
+    return 1
+  fi
+
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get "${apt_wait[@]}" update -qq
+  for p in "${optional_missing[@]}"; do
+    if deb_available "$p"; then
       missing+=("$p")
+    else
+      echo "install-deps.sh: optional package $p is not available as a .deb here; skipping it" >&2
     fi
   done
-else
-  echo "install-deps.sh: not a Debian/Ubuntu system (no dpkg). Install the equivalents of:" >&2
-  echo "  ${pkgs[*]}" >&2
-  echo "then run the make target again with TB_SKIP_DEPS=1." >&2
-  exit 1
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "install-deps.sh: installing ${missing[*]}" >&2
+  apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps.sh: done" >&2
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  main "$@"
 fi
-
-optional_missing=()
-if [ "$want" != build ]; then
-  for p in "${optional_pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || optional_missing+=("$p")
-  done
-fi
-
-[ ${#missing[@]} -eq 0 ] && [ ${#optional_missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  [ ${#missing[@]} -eq 0 ] && exit 0  # only optional ones are missing: carry on without them
-  echo "install-deps.sh: missing packages: ${missing[*]}" >&2
-  echo "  install them with: sudo apt-get install -y ${missing[*]}" >&2
-  echo "  (or set TB_SKIP_DEPS=1 if you provide them another way)" >&2
-  exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-for p in "${optional_missing[@]}"; do
-  # A real .deb with an install candidate, not Ubuntu's transitional snap wrapper.
-  if apt-cache policy "$p" 2>/dev/null | grep -q "Candidate: [0-9]" &&
-     ! apt-cache show "$p" 2>/dev/null | grep -qi "snap"; then
-    missing+=("$p")
-  else
-    echo "install-deps.sh: optional package $p is not available as a .deb here; skipping it" >&2
-  fi
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "install-deps.sh: installing ${missing[*]}" >&2
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps.sh: done" >&2

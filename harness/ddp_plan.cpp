@@ -2,6 +2,7 @@
 #include "harness/ddp_plan.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -90,7 +91,25 @@ Fault fault_from_env() {
   return f;
 }
 
+bool Fault::nan_at(int on_rank, int64_t at_step) const {
+  if (!armed() || kind != "nan" || on_rank != rank || at_step < step) return false;
+  if (!announced) announce_fault(kind, on_rank, at_step);
+  announced = true;
+  return true;
+}
+
+void announce_fault(const std::string& kind, int rank, int64_t step) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);  // wall clock: comparable with the test's, across processes
+  std::fprintf(stderr, "trainbench: fault injected at %lld.%06ld (kind %s on rank %d at step %lld)\n",
+               static_cast<long long>(now.tv_sec), now.tv_nsec / 1000, kind.c_str(), rank,
+               static_cast<long long>(step));
+  std::fflush(stderr);
+}
+
 void inject_fault(const std::string& kind, int rank, int64_t step) {
+  announce_fault(kind, rank, step);
+  if (kind == "setup") throw std::runtime_error("injected fault: rank " + std::to_string(rank) + " failed to set up");
   const std::string where =
       "injected fault '" + kind + "' on rank " + std::to_string(rank) + " at step " + std::to_string(step);
   std::fprintf(stderr, "trainbench: %s\n", where.c_str());

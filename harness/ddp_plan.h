@@ -79,15 +79,26 @@ void tree_sum(T* v, int k, int64_t n) {
 // K one of throw, exit, kill, hang, nan): the fault fires on rank R at its S-th
 // training step (1-based, warm-up included); kind setup makes rank R's trainer
 // fail while it is built (before any step), a failure of that rank alone.
+// Every fault is announced on stderr as it fires, with the wall-clock time, so a test
+// can bound how long the job takes to end *after the fault* (not from its start):
+//   trainbench: fault injected at <CLOCK_REALTIME seconds> (kind K on rank R at step S)
 struct Fault {
   int rank = -1;
   int64_t step = -1;
   std::string kind;
   bool armed() const { return rank >= 0; }
+  // kind nan: whether `rank`'s loss at its step `step` is to be NaN (the fault's step
+  // and every later one); announces the fault at the first such step.
+  bool nan_at(int rank, int64_t step) const;
+  mutable bool announced = false;
 };
 Fault fault_from_env();
 
-// Carries out a throw/exit/kill/hang fault (the message names rank and step).
+// Prints the "trainbench: fault injected at <seconds> (...)" line and flushes stderr.
+void announce_fault(const std::string& kind, int rank, int64_t step);
+
+// Announces and carries out a throw/exit/kill/hang fault (the message names rank and
+// step), or kind setup: throws "injected fault: rank R failed to set up".
 [[noreturn]] void inject_fault(const std::string& kind, int rank, int64_t step);
 
 }  // namespace tb

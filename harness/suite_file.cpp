@@ -50,6 +50,12 @@ std::vector<SuiteEntry> parse_suite_at(const std::string& path, int depth) {
           throw UsageError("include: more than " + std::to_string(kMaxIncludeDepth) + " levels (a file includes itself?)");
         }
         const std::filesystem::path inc = std::filesystem::path(path).parent_path() / rest[0];
+        // Only a regular file: /dev/zero or a FIFO would be read forever (found by fuzzing).
+        std::error_code ec;
+        const std::filesystem::file_status st = std::filesystem::status(inc, ec);
+        if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+          throw UsageError("include: " + inc.string() + ": not a regular file");
+        }
         std::vector<SuiteEntry> more = parse_suite_at(inc.string(), depth + 1);
         entries.insert(entries.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
         continue;

@@ -6,12 +6,14 @@ are committed deliberately (results/ itself is never committed).
 Usage: reports/record.py RESULT_DIR [--dest docs/results] [--note TEXT]
 The folder name is the run's date and its device: the first GPU's name
 ("nvidia-h100-80gb-hbm3", with "x4" when there are four of them) or, without
-GPUs, the CPU model and "cpu". The README lists the GPUs, driver, CPU, cores,
-memory, commit and command line from env.json, and how to render the report again.
+GPUs, the CPU model and "cpu". A second run of the same date and device goes to
+<date>-<device>-2 (then -3, ...); the same run twice is refused. The README lists
+the GPUs, driver, CPU, cores, memory, commit and command line from env.json, and
+how to render the report again.
 
 Exit status: 0 recorded; 2 bad input (one line on stderr; nothing is written): the
-folder lacks results.csv or env.json, the run was made from a dirty tree, or the
-destination already exists.
+folder lacks results.csv or env.json, the run was made from a dirty tree, or it
+is recorded already (a record with its run_id).
 """
 
 import argparse
@@ -73,6 +75,24 @@ def readme(env, run_dir, note):
     return "\n".join(lines)
 
 
+def free_dest(base, run_id):
+    """BASE, else BASE-2, BASE-3, ...: the first that does not exist. A record there of
+    the same run_id (or one without a readable env.json) means: recorded already."""
+    for n in range(1, 1000):
+        dest = base if n == 1 else f"{base}-{n}"
+        if not os.path.exists(dest):
+            return dest
+        try:
+            with open(os.path.join(dest, "env.json"), encoding="utf-8") as f:
+                theirs = json.load(f).get("run_id")
+        except (OSError, ValueError, AttributeError):
+            theirs = None
+        if theirs is None or theirs == run_id:
+            raise InputError(f"{dest}: already exists and holds this run "
+                             "(remove it, or keep the earlier record)")
+    raise InputError(f"{base}: 999 records of this date and device already")
+
+
 def record(run_dir, dest_root, note=""):
     for f in REQUIRED:
         if not os.path.isfile(os.path.join(run_dir, f)):
@@ -86,9 +106,7 @@ def record(run_dir, dest_root, note=""):
         raise InputError(f"{run_dir}: made from a dirty tree (uncommitted changes): rerun from a commit")
     date = (env.get("timestamp") or "")[:10] or "undated"
     label, _ = device_of(env)
-    dest = os.path.join(dest_root, f"{date}-{label}")
-    if os.path.exists(dest):
-        raise InputError(f"{dest}: already exists (remove it, or keep the earlier record)")
+    dest = free_dest(os.path.join(dest_root, f"{date}-{label}"), env.get("run_id"))
     os.makedirs(dest_root, exist_ok=True)
     # Built beside the destination and renamed into place: never a half-copied record.
     tmp = tempfile.mkdtemp(prefix=".record-", dir=dest_root)
@@ -107,9 +125,11 @@ def record(run_dir, dest_root, note=""):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    head, _, rest = __doc__.partition("\n\n")  # the first paragraph, then the details
+    ap = argparse.ArgumentParser(description=head, epilog=rest,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("result_dir", metavar="RESULT_DIR")
-    ap.add_argument("--dest", default="docs/results")
+    ap.add_argument("--dest", default="docs/results", help="where records go (default: docs/results)")
     ap.add_argument("--note", default="", help="a line for the README (what was measured, the load)")
     args = ap.parse_args(argv)
     try:

@@ -1,13 +1,16 @@
 // tests/shell.h — running the built executables from tests: a command's exit code,
-// its stdout and stderr together, and how long it took; the mpirun line the suite
-// itself uses (harness/mpi_launch.h) for multi-process tests.
+// its stdout and stderr together, how long it took and when it ended; how long a job
+// took to end after its injected fault (harness/ddp_plan.h announces the fault's time);
+// the mpirun line the suite itself uses (harness/mpi_launch.h) for multi-process tests.
 #pragma once
 
 #include <sys/wait.h>
+#include <time.h>
 
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "harness/mpi_launch.h"
@@ -18,7 +21,14 @@ struct ShellResult {
   int code = -1;     // exit status; 128 + signal when killed
   std::string out;   // stdout and stderr
   double seconds = 0;
+  double ended_at = 0;  // CLOCK_REALTIME seconds when the command had ended
 };
+
+inline double wall_clock_now() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
 
 inline ShellResult shell(const std::string& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -29,8 +39,20 @@ inline ShellResult shell(const std::string& cmd) {
   const int status = ::pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.ended_at = wall_clock_now();
   return r;
 }
+
+// Seconds from the first "trainbench: fault injected at <seconds>" line in the output to
+// the command's end; negative when no fault was announced. Bounding this, not the whole
+// job's time, keeps start-up on a loaded machine (mpirun, a cold cache) out of the bound.
+inline double seconds_after_fault(const std::string& out, double ended_at) {
+  const std::string tag = "trainbench: fault injected at ";
+  const size_t at = out.find(tag);
+  if (at == std::string::npos) return -1;
+  return ended_at - std::strtod(out.c_str() + at + tag.size(), nullptr);
+}
+inline double seconds_after_fault(const ShellResult& r) { return seconds_after_fault(r.out, r.ended_at); }
 
 // `trainbench ARGS` (the executable this build made).
 inline ShellResult trainbench(const std::string& args) { return shell(std::string(TB_TRAINBENCH_EXE) + " " + args); }

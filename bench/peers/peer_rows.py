@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import socket
+import sys
 
 from peer_export import BadInput
 
@@ -33,17 +34,55 @@ def fmt_num(v):
     return "%.9g" % v  # as harness/result_row.cpp writes numbers
 
 
+def _reader_columns():
+    """(RESULT_COLUMNS, CURVE_COLUMNS) of reports/load.py: the header the reports read."""
+    reports = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports")
+    if reports not in sys.path:
+        sys.path.insert(0, reports)
+    import load  # noqa: PLC0415 (stdlib only)
+    return load.RESULT_COLUMNS, load.CURVE_COLUMNS
+
+
+def _create(path, header):
+    """Writes a header-only CSV at PATH unless one is there: whole or not at all (a
+    temporary file linked into place), so ranks starting together never see it half."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(_csv_line(header))
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+
+
 class Results:
-    """Appends whole rows to an existing results.csv (and curves.csv) in its own header order."""
+    """Appends whole rows to a results.csv (and curves.csv) in its own header order. A
+    results file that does not exist yet gets the reports' header (and, when it is called
+    results.csv, a curves.csv beside it), created with the first row, so bad input found
+    before any row leaves nothing behind; its folder must exist."""
 
     def __init__(self, path):
         self.path = path
-        self.header = self._header(path)
         folder = os.path.dirname(os.path.abspath(path))
         curves = os.path.join(folder, "curves.csv")
-        self.curves = curves if os.path.basename(path) == "results.csv" and os.path.isfile(curves) else None
-        self.curves_header = self._header(self.curves, ("epoch", "train_loss")) if self.curves else None
-        self.last = self._last_row(path)
+        named = os.path.basename(path) == "results.csv"
+        self.pending = {}  # path -> header, for files created at their first row
+        if os.path.exists(path):
+            self.header = self._header(path)
+            self.last = self._last_row(path)
+        else:
+            if not os.path.isdir(folder):
+                raise BadInput(f"{path}: no folder {folder} to create the results file in")
+            self.header, curve_cols = _reader_columns()
+            self.pending[path] = self.header
+            self.last = {}
+            if named and not os.path.exists(curves):
+                self.pending[curves] = curve_cols
+        self.curves = curves if named and (os.path.isfile(curves) or curves in self.pending) else None
+        self.curves_header = (self.pending.get(curves) or self._header(curves, ("epoch", "train_loss"))
+                              if self.curves else None)
 
     @staticmethod
     def _header(path, required=("backend", "status")):
@@ -51,7 +90,7 @@ class Results:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as e:
-            raise BadInput(f"{path}: {e.strerror} (the peer appends to an existing results file)") from e
+            raise BadInput(f"{path}: {e.strerror}") from e
         if not data.endswith(b"\n"):
             raise BadInput(f"{path}: no final newline (refusing to append to a truncated file)")
         first, _, rest = data.partition(b"\n")
@@ -81,6 +120,10 @@ class Results:
         if unknown:
             raise BadInput(f"{path}: header lacks column(s) {sorted(unknown)}")
         line = _csv_line([values.get(c, "") for c in header])
+        if path in self.pending:  # the first row: the new results file (and curves.csv) appear
+            for new, new_header in self.pending.items():
+                _create(new, new_header)
+            self.pending.clear()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, line.encode("utf-8"))  # one write per row, as the harness does

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch peer: train an exported trainbench workload with PyTorch and append
 result rows (backend torch-cpu, torch-cuda, torch-dp, torch-ddp) to a trainbench
-results.csv.
+results.csv (created, with the header reports/load.py reads, when it does not exist).
 
 The export (`trainbench export ... --out DIR`, formats in harness/export.h) fixes
 the data, the initial parameters and the row order of every epoch, so PyTorch
@@ -478,7 +478,9 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("export_dir", help="folder written by `trainbench export`")
-    ap.add_argument("--results", required=True, help="existing trainbench results CSV to append to")
+    ap.add_argument("--results", required=True,
+                    help="trainbench results CSV to append to (created with the reports' header "
+                         "when absent; its folder must exist)")
     ap.add_argument("--threads", help="torch-cpu thread counts, e.g. 1,all (default: the export's)")
     ap.add_argument("--devices", default="auto",
                     help="cpu, cuda, dp, ddp, or auto (cpu, plus cuda and dp: a row each, ok or "

@@ -18,8 +18,10 @@ entry that runs cuda-ddp is trained the same way over nccl, one GPU per rank, wh
 PyTorch sees enough GPUs; otherwise pytorch_train.py writes a `skipped:` torch-ddp
 row (no torchrun launch).
 
-Without an importable torch each entry gets `skipped: python3-torch not
-importable (...)` rows instead (pytorch_train.py writes them).
+Without an importable torch (asked of --python once) nothing is launched under
+torchrun: every entry gets `skipped: python3-torch not importable (...)` rows instead
+(pytorch_train.py writes them, torch-ddp ones too, at each world size) and the exit
+code is 0.
 
 Usage: run_peers.py --suite FILE --results RESULTS_DIR [--trainbench PATH]
                     [--only NAME,...] [--devices auto|cpu|cuda]
@@ -113,6 +115,15 @@ def launcher(python, nproc):
 
 
 @functools.lru_cache(maxsize=None)
+def torch_importable(python):
+    """Whether `import torch` works in PYTHON; without it there is no torchrun to launch
+    (and none of torch.distributed.run): pytorch_train.py writes skipped rows alone."""
+    r = subprocess.run([python, "-c", "import torch"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return r.returncode == 0
+
+
+@functools.lru_cache(maxsize=None)
 def gpu_count(python):
     """GPUs PyTorch sees (0 without torch or CUDA); asked once, only for cuda-ddp entries."""
     code = "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"
@@ -137,8 +148,9 @@ def peer_runs(args, backends, lists, only):
     threads = ["--threads", lists["--threads"].split(",")[-1]] if "--threads" in lists else []
     if "cpu-ddp" in backends:
         for n in worlds:
-            runs.append([*launcher(args.python, n), script, *threads, "--devices", "ddp",
-                         "--ddp-backend", "gloo"])
+            head = launcher(args.python, n) if torch_importable(args.python) else [args.python]
+            runs.append([*head, script, *threads, "--devices", "ddp", "--ddp-backend", "gloo",
+                         "--world-size", str(n)])
     if "cuda-ddp" in backends:
         for n in worlds:
             head = launcher(args.python, n) if gpu_count(args.python) >= n else [args.python]

@@ -46,7 +46,7 @@ class CpuDdpTrainer final : public StepTrainer {
         reducer_(make_mpi_grad_reducer(*comm_, cfg)), fault_(fault_from_env()) {
     reducer_->bind(GradBuffer{model_.grads().data(), nullptr}, model_.layout());
     if (fault_.armed() && fault_.kind == "setup" && fault_.rank == comm_->rank()) {
-      throw std::runtime_error("injected fault: rank " + std::to_string(comm_->rank()) + " failed to set up");
+      inject_fault(fault_.kind, comm_->rank(), 0);
     }
     if (cfg.deterministic) {
       if (kLeaves % comm_->size() != 0) {
@@ -111,23 +111,14 @@ class CpuDdpTrainer final : public StepTrainer {
   }
 
  protected:
+  // An exception here ends the whole job through the runner's one abort path (the
+  // other ranks are, or soon will be, waiting for this one in a collective).
   double step(int64_t s, const int64_t* rows, int64_t count) override {
     ++steps_;
-    try {
-      return step_or_throw(s, rows, count);
-    } catch (const std::exception& e) {
-      // The other ranks are (or soon will be) waiting in a collective for us:
-      // end the whole job now rather than letting the watchdog find out.
-      comm_->abort(1, e.what());
-      throw;  // not reached: abort() ends the process
-    }
+    return step_or_throw(s, rows, count);
   }
 
  private:
-  bool nan_fault() const {
-    return fault_.armed() && fault_.kind == "nan" && fault_.rank == comm_->rank() && steps_ >= fault_.step;
-  }
-
   // Step s on this rank's shard of the global batch rows[0, count).
   double step_or_throw(int64_t s, const int64_t* rows, int64_t count) {
     if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
@@ -148,7 +139,7 @@ class CpuDdpTrainer final : public StepTrainer {
         model_.forward(bv.x, local);
         loss_sum = model_.loss(bv, local, count, true, nullptr);
       }
-      if (nan_fault()) loss_sum = std::numeric_limits<double>::quiet_NaN();
+      if (fault_.nan_at(comm_->rank(), steps_)) loss_sum = std::numeric_limits<double>::quiet_NaN();
       phases_.forward_s += sw.lap();
       if (!fused) {
         model_.backward(bv.x, local, [this, s](int layer) { reducer_->layer_ready(s, layer); });
@@ -197,7 +188,7 @@ class CpuDdpTrainer final : public StepTrainer {
       if (bv.gathered) phases_.transfer_s += sw.lap();
       model_.forward(bv.x, local);
       leaf_loss_[k] = model_.loss(bv, local, count, true, nullptr);
-      if (nan_fault()) leaf_loss_[k] = std::numeric_limits<double>::quiet_NaN();
+      if (fault_.nan_at(comm_->rank(), steps_)) leaf_loss_[k] = std::numeric_limits<double>::quiet_NaN();
       phases_.forward_s += sw.lap();
       model_.backward(bv.x, local);
       std::copy(grads.begin(), grads.end(), out);

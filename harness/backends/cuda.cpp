@@ -386,7 +386,7 @@ class CudaTrainer final : public Trainer {
     ++steps_;
     if (!fault_.armed() || fault_.rank != rank_) return;
     if (fault_.kind == "nan") {
-      if (steps_ >= fault_.step) nan_steps_.push_back(s);
+      if (fault_.nan_at(rank_, steps_)) nan_steps_.push_back(s);
     } else if (fault_.step == steps_) {
       inject_fault(fault_.kind, rank_, steps_);
     }

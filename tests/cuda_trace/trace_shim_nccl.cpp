@@ -9,6 +9,7 @@
 
 #include <nccl.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -122,6 +123,13 @@ ncclResult_t ncclCommDestroy(ncclComm_t c) {
 ncclResult_t ncclCommFinalize(ncclComm_t c) {
   std::lock_guard<std::mutex> g(g_mu);
   const Handle* h = handle(c);
+  if (std::getenv("TB_FAKE_NCCL_FINALIZE_STUCK")) {  // the fault's time, as harness/ddp_plan.h announces one
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    std::fprintf(stderr, "trainbench: fault injected at %lld.%06ld (ncclCommFinalize never settles)\n",
+                 static_cast<long long>(now.tv_sec), now.tv_nsec / 1000);
+    std::fflush(stderr);
+  }
   Rec("ncclCommFinalize").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
   if (!h) return ncclInvalidArgument;
   if (!(h->flags & 1u)) return ncclSuccess;  // blocking: done

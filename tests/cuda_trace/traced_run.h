@@ -18,6 +18,7 @@ struct TracedRun {
   std::string out;     // its stdout and stderr
   std::string path;    // the trace file (rank 0's for an MPI job)
   Trace trace;
+  double ended_at = 0;  // CLOCK_REALTIME seconds when it had ended (test::seconds_after_fault)
 };
 
 inline std::string trace_path(const std::string& name) {
@@ -38,6 +39,7 @@ inline TracedRun traced_command(const std::string& name, const std::string& comm
   TracedRun t;
   t.code = r.code;
   t.out = "$ " + cmd + "\n" + r.out;
+  t.ended_at = r.ended_at;
   t.path = base + ".0.log";
   t.trace = read_trace(t.path);
   return t;

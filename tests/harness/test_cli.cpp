@@ -81,6 +81,10 @@ TEST(Cli, BadInputNamesTheFlagAndTheAllowedValues) {
   expect_usage_error({"--lr", "nan"}, "--lr");
   expect_usage_error({"--lr", "inf"}, "--lr");
   expect_usage_error({"--threads", "0"}, "--threads");
+  // Past INT_MAX: bad input, not a count wrapped to a negative int (found by fuzzing).
+  expect_usage_error({"--threads", "2147483648"}, "--threads: invalid value '2147483648' (expected an integer in [1, 4096])");
+  expect_usage_error({"--device", "4294967296"}, "--device");
+  expect_usage_error({"--devices", "0,2147483648"}, "--devices");
   expect_usage_error({"--reps", "0"}, "--reps");
   expect_usage_error({"--momentum", "1"}, "[0, 1)");
   expect_usage_error({"--precision", "fp16"}, "allowed: fp32, tf32");
@@ -145,6 +149,16 @@ TEST(Suite, IncludeAddsAnotherFilesEntriesWithItsOwnDefaults) {
   EXPECT_EQ(e[0].line, 2);
   EXPECT_EQ(e[1].name, "b");
   EXPECT_EQ(e[1].flags.config.epochs, 2);
+
+  // Not a regular file: refused at once, never read (/dev/zero would be read forever).
+  std::ofstream(dir + "/zero.suite") << "include: /dev/zero\n";
+  try {
+    parse_suite(dir + "/zero.suite");
+    ADD_FAILURE() << "zero.suite: expected UsageError";
+  } catch (const UsageError& err) {
+    EXPECT_NE(std::string(err.what()).find("zero.suite:1: include: /dev/zero: not a regular file"), std::string::npos)
+        << err.what();
+  }
 
   std::ofstream(dir + "/loop.suite") << "include: loop.suite\n";
   std::ofstream(dir + "/missing.suite") << "include: nowhere.suite\n";

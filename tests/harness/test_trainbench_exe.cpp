@@ -1,11 +1,16 @@
 // tests/harness/test_trainbench_exe.cpp — the `trainbench` executable end to end:
 // rows written, exit codes (0 ok, 1 a run failed, 2 bad input), nothing written
 // on bad input, existing results kept intact, a diverging run recorded as failed.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -268,6 +273,15 @@ TEST(TrainbenchExe, ADivergedReferenceRunIsFailedNotOk) {
 
 TEST(TrainbenchExe, ProgressIsDrawnOnATerminalAndSilentInCi) {
   if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "util-linux `script` not installed";
+  // A container without /dev/ptmx (or devpts) cannot make a pseudo-terminal: nothing to test there.
+  const int pty = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (pty < 0) GTEST_SKIP() << "no pseudo-terminal can be made here: posix_openpt: " << std::strerror(errno);
+  const bool usable = ::grantpt(pty) == 0 && ::unlockpt(pty) == 0 && ::ptsname(pty) != nullptr;
+  const std::string why = usable ? "" : std::strerror(errno);
+  ::close(pty);
+  if (!usable) GTEST_SKIP() << "no pseudo-terminal can be made here: " << why;
+  const Result probe = tb::test::shell("script -qec true /dev/null");
+  if (probe.code != 0) GTEST_SKIP() << "`script` cannot run a command on a pseudo-terminal here: " << probe.out;
   const std::string cmd = std::string(TB_TRAINBENCH_EXE) +
                           " run --model linear --layers 8,1 --samples 20000 --batch 16 --epochs 2 --reps 1 "
                           "--warmup 0 --out " + tmp("progress.csv");

@@ -22,6 +22,24 @@ NO_TORCH = ("import runpy, sys; sys.modules['torch'] = None; sys.argv = sys.argv
             "runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
+# A python where `import torch` fails, as on a machine without python3-torch: runs a
+# script, `-c CODE` or `-m MODULE` (torch.distributed.run fails there, as it would).
+NO_TORCH_PYTHON = """#!{python}
+import runpy, sys
+sys.modules["torch"] = None
+a = sys.argv[1:]
+if a[0] == "-c":
+    sys.argv = ["-c", *a[2:]]
+    exec(compile(a[1], "<string>", "exec"), {{"__name__": "__main__"}})
+elif a[0] == "-m":
+    sys.argv = a[1:]
+    runpy.run_module(a[1], run_name="__main__", alter_sys=True)
+else:
+    sys.argv = a
+    runpy.run_path(a[0], run_name="__main__")
+"""
+
+
 def suite_run(tmp_path, trainbench):
     (tmp_path / "t.suite").write_text(SUITE)
     out = tmp_path / "run"
@@ -73,6 +91,34 @@ def test_without_torch_rows_say_skipped_and_the_report_still_renders(tmp_path, t
     run([sys.executable, os.path.join(REPO, "reports", "render.py"), out])
 
 
+def test_run_peers_without_torch_writes_skipped_rows_and_exits_0(tmp_path, trainbench):
+    # `make bench` on a machine without PyTorch: no torchrun on PATH, no torch module.
+    # Every peer row (torch-cpu, and torch-ddp at each world size) says why it was
+    # skipped, and nothing is launched under torch.distributed.run (it used to be: exit 2).
+    out = suite_run(tmp_path, trainbench)
+    before = rows(out / "results.csv")
+    (tmp_path / "peers.suite").write_text(
+        "lin: --model linear --layers 16,1 --samples 500 --batch 50 --backends cpu-omp --threads 1\n"
+        "ddp: --model linear --layers 8,1 --samples 500 --batch 50 --backends cpu-ddp "
+        "--world-sizes 1,2 --threads 1\n")
+    (tmp_path / "bin").mkdir()
+    python = tmp_path / "bin" / "python-no-torch"
+    python.write_text(NO_TORCH_PYTHON.format(python=sys.executable))
+    python.chmod(0o755)
+    r = subprocess.run([sys.executable, os.path.join(PEERS, "run_peers.py"), "--suite", tmp_path / "peers.suite",
+                        "--results", out, "--trainbench", trainbench, "--python", python],
+                       env=dict(os.environ, PATH=str(tmp_path / "bin")),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 0, r.stdout
+    new = rows(out / "results.csv")[len(before):]
+    got = sorted((x["workload"], x["backend"], x["world_size"]) for x in new)
+    assert got == [("ddp", "torch-ddp", "1"), ("ddp", "torch-ddp", "2"), ("lin", "torch-cpu", "1")], r.stdout
+    for x in new:
+        assert x["status"].startswith("skipped: python3-torch not importable (ModuleNotFoundError: "), x
+    assert "torch.distributed.run" not in r.stdout
+    run([sys.executable, os.path.join(REPO, "reports", "render.py"), out])
+
+
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
     out = suite_run(tmp_path, trainbench)
     csv_path = out / "results.csv"
@@ -86,7 +132,8 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
     (broken / "workload.json").write_text("{not json")
     for args in ([tmp_path / "missing", "--results", csv_path],
                  [broken, "--results", csv_path],
-                 [tmp_path / "exp", "--results", tmp_path / "none.csv"],
+                 [tmp_path / "exp", "--results", tmp_path / "no-folder" / "results.csv"],
+                 [tmp_path / "exp", "--results", tmp_path / "new.csv", "--threads", "0"],
                  [tmp_path / "exp", "--results", truncated],
                  [tmp_path / "exp", "--results", csv_path, "--threads", "0"],
                  [tmp_path / "exp", "--results", csv_path, "--devices", "tpu"]):
@@ -95,6 +142,26 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert csv_path.read_bytes() == original
+    assert not (tmp_path / "new.csv").exists()  # not even a header-only file
+
+
+def test_a_missing_results_file_is_created_with_the_reports_header(tmp_path, trainbench):
+    sys.path.insert(0, os.path.join(REPO, "reports"))
+    import load
+    run([trainbench, "export", "--model", "linear", "--layers", "16,1", "--samples", "200",
+         "--batch", "16", "--workload", "lin", "--out", tmp_path / "exp"])
+    out = tmp_path / "fresh"
+    out.mkdir()
+    run([sys.executable, "-c", NO_TORCH, os.path.join(PEERS, "pytorch_train.py"),
+         tmp_path / "exp", "--results", out / "results.csv", "--threads", "1"])
+    with open(out / "results.csv", encoding="utf-8") as f:
+        assert f.readline().rstrip("\n").split(",") == load.RESULT_COLUMNS
+    with open(out / "curves.csv", encoding="utf-8") as f:
+        assert f.readline().rstrip("\n").split(",") == load.CURVE_COLUMNS
+    got = rows(out / "results.csv")
+    assert [(r["workload"], r["backend"]) for r in got] == [("lin", "torch-cpu")]
+    assert got[0]["status"].startswith("skipped: python3-torch not importable")
+    assert sorted(os.listdir(out)) == ["curves.csv", "results.csv"]  # no temporary file left
 
 
 def test_a_corrupt_export_exits_2_and_writes_nothing(tmp_path, trainbench, torch):

@@ -123,10 +123,11 @@ def test_torch_ddp_nccl_without_gpus_writes_a_skipped_row(tmp_path, trainbench, 
     assert ddp[0]["status"].startswith("skipped: "), ddp[0]["status"]
 
 
-def test_run_peers_plans_ddp_runs_from_the_suite_entry():
+def test_run_peers_plans_ddp_runs_from_the_suite_entry(monkeypatch):
     class Args:
         python, devices = "/usr/bin/python3", "auto"
     script = os.path.join(PEERS, "pytorch_train.py")
+    monkeypatch.setattr(run_peers, "torch_importable", lambda python: True)
     _, lists = run_peers.split_flags("--backends cpu-ddp --world-sizes 1,2 --threads 1".split())
     runs = run_peers.peer_runs(Args, ["cpu-ddp"], lists, None)
     assert len(runs) == 2  # no torch-cpu run: the entry runs no cpu-omp
@@ -138,10 +139,15 @@ def test_run_peers_plans_ddp_runs_from_the_suite_entry():
         assert cmd[cmd.index("--rdzv_backend") + 1] == "c10d"
         host, port = cmd[cmd.index("--rdzv_endpoint") + 1].split(":")
         assert host == "127.0.0.1" and 0 < int(port) < 65536
-        assert cmd[cmd.index(script) + 1:] == ["--threads", "1", "--devices", "ddp", "--ddp-backend", "gloo"]
+        assert cmd[cmd.index(script) + 1:] == ["--threads", "1", "--devices", "ddp", "--ddp-backend", "gloo",
+                                               "--world-size", str(n)]
     _, lists = run_peers.split_flags("--backends cpu-ddp".split())
     (cmd,) = run_peers.peer_runs(Args, ["cpu-ddp"], lists, None)
     assert cmd[cmd.index("--nproc_per_node") + 1] == "2"  # default world size
+    # Without torch nothing is launched under torchrun: the script alone writes a skipped row.
+    monkeypatch.setattr(run_peers, "torch_importable", lambda python: False)
+    (cmd,) = run_peers.peer_runs(Args, ["cpu-ddp"], lists, None)
+    assert cmd == ["/usr/bin/python3", script, "--devices", "ddp", "--ddp-backend", "gloo", "--world-size", "2"]
     _, lists = run_peers.split_flags("--backends reference,cpu-omp --threads 1,all".split())
     (cmd,) = run_peers.peer_runs(Args, ["reference", "cpu-omp"], lists, None)
     assert "--no_python" not in cmd and cmd[cmd.index("--devices") + 1] == "auto"

@@ -32,8 +32,32 @@ def test_a_gpu_run_is_recorded_under_its_date_and_gpu(gpu_run, tmp_path):
     assert "32 logical cores" in text and "0123456789abcdef0123" in text and "idle machine" in text
     # The same run again: refused, the first record untouched.
     again = record(gpu_run, "--dest", dest)
-    assert again.returncode == 2 and "already exists" in again.stderr
+    assert again.returncode == 2 and "already exists and holds this run" in again.stderr
     assert (out / "README.md").read_text() == text
+    assert os.listdir(dest) == [out.name]
+
+
+def test_a_second_run_of_the_same_date_and_device_gets_its_own_record(tmp_path):
+    dest = tmp_path / "records"
+    first = fixture_data.write_run(tmp_path / "a", "gpubox")
+    second = fixture_data.write_run(tmp_path / "b", "gpubox", env_update={"run_id": "20261122-090000-gpubox"})
+    third = fixture_data.write_run(tmp_path / "c", "gpubox", env_update={"run_id": "20261122-120000-gpubox"})
+    for run in (first, second, third):
+        r = record(run, "--dest", dest)
+        assert r.returncode == 0, r.stderr
+    base = "2026-11-22-nvidia-h100-80gb-hbm3-x4"
+    assert sorted(os.listdir(dest)) == [base, base + "-2", base + "-3"]
+    assert "20261122-090000-gpubox" in (dest / (base + "-2") / "README.md").read_text()
+    again = record(second, "--dest", dest)  # recorded already, as -2
+    assert again.returncode == 2 and f"{base}-2: already exists" in again.stderr
+
+
+def test_help_says_what_it_does_in_whole_sentences():
+    r = subprocess.run([sys.executable, RECORD, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0
+    assert "docs/results/<date>-<device>/ with a README naming the machine, so measured numbers\n" \
+           "are committed deliberately (results/ itself is never committed)." in r.stdout
+    assert "Exit status: 0 recorded; 2 bad input" in r.stdout
 
 
 def test_a_cpu_run_is_named_after_its_cpu(cpu_run, tmp_path):
