@@ -9,8 +9,8 @@ set -euo pipefail
 want=${1:-all}
 # Debian/Ubuntu package names. CUDA/NCCL are not here: they come from NVIDIA's
 # toolkit (/usr/local/cuda) and are optional.
-build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev)
-report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest fonts-dejavu-core)
+build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev libhwloc-dev)
+report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest python3-yaml fonts-dejavu-core)
 # Nice to have: the report test opens the page in headless Chromium and skips
 # (with the reason) without it. Ubuntu ships chromium only as a snap, so it is
 # installed only where apt has a real package for it.
@@ -20,6 +20,12 @@ report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest fonts-dejav
 # Debian 12 has python3-torch 1.13.1 and libopenblas0-openmp 0.3.21 in main; Ubuntu has
 # both in universe (versions differ by release; not verified here: apt-cache policy).
 optional_pkgs=(chromium python3-torch libopenblas0-openmp)
+# Issue #16, also optional: Slurm and munge for the `slurm` test (a one-node cluster the
+# test starts itself; skipped, with the reason, without them; Debian's Slurm brings the
+# pmix and pmi2 plugins), and MPICH for .ci/run's second MPI build (-DTB_MPI=mpich).
+# Installing MPICH beside Open MPI keeps Open MPI the default mpicc/mpirun (alternatives
+# priority 50 against MPICH's 40).
+optional_pkgs+=(slurmctld slurmd slurm-client munge mpich libmpich-dev)
 case "$want" in
   build)  pkgs=("${build_pkgs[@]}") ;;
   report) pkgs=("${report_pkgs[@]}") ;;
