@@ -10,11 +10,13 @@ set -euo pipefail
 cmd=${1:?usage: local_cluster.sh start|stop DIR}
 dir=${2:?usage: local_cluster.sh start|stop DIR}
 
-# Ends the daemon whose pid file is DIR/NAME.pid (TERM, then KILL after 5 s), if running.
+# Ends the daemon whose pid file is DIR/NAME.pid (TERM, then KILL after 5 s), if it is
+# still this cluster's (a stale pid file may name an unrelated process by now).
 stop_one() {
   local pidfile=$dir/$1.pid pid i
   [ -s "$pidfile" ] || return 0
   pid=$(cat "$pidfile")
+  grep -qzxF "TB_SLURM_CLUSTER=$dir" "/proc/$pid/environ" 2>/dev/null || { rm -f "$pidfile"; return 0; }
   kill -TERM "$pid" 2>/dev/null || { rm -f "$pidfile"; return 0; }
   for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
@@ -68,7 +70,7 @@ stop)
   fi
   exit 0 ;;
 start) ;;
-*) echo "local_cluster.sh: unknown command '$cmd' (allowed: start, stop)" >&2; exit 2 ;;
+*) echo "local_cluster.sh: unknown command '$cmd' (allowed: start, stop, pids)" >&2; exit 2 ;;
 esac
 
 mkdir -p "$dir"/{munge,state,spool,log}
