@@ -81,17 +81,20 @@ macro(tb_find_mpi)
     endif()
     # The flags one machine needs, owned by the library: Open MPI refuses root and more
     # ranks than cores without them, binds ranks to cores (two jobs would share them),
-    # and takes shared memory between ranks (vader, renamed sm in Open MPI 5). MPICH's
+    # and takes shared memory between ranks (vader, renamed sm in Open MPI 5, which also
+    # spells oversubscription --map-by :OVERSUBSCRIBE, --oversubscribe deprecated). MPICH's
     # hydra runs as root, oversubscribes and leaves binding off by default: nothing.
     # Under srun the PMI plugin is the one both Slurm and the library speak (README).
     set(TB_MPIEXEC_FLAGS "")
     set(TB_SRUN_MPI_PLUGIN "")
     if(TB_MPI_FLAVOUR STREQUAL "openmpi")
+      set(_tb_over --oversubscribe)
       set(_tb_shm vader)
-      if(_tb_major GREATER_EQUAL 5)
+      if(_tb_major GREATER_EQUAL 5)  # not tried here: Debian 12 has Open MPI 4.1.4
+        set(_tb_over --map-by :OVERSUBSCRIBE)
         set(_tb_shm sm)
       endif()
-      set(TB_MPIEXEC_FLAGS --allow-run-as-root --oversubscribe --bind-to none --mca btl self,${_tb_shm})
+      set(TB_MPIEXEC_FLAGS --allow-run-as-root ${_tb_over} --bind-to none --mca btl self,${_tb_shm})
       set(TB_SRUN_MPI_PLUGIN pmix)
     elseif(TB_MPI_FLAVOUR STREQUAL "mpich")
       set(TB_SRUN_MPI_PLUGIN pmi2)
