@@ -48,7 +48,7 @@ build: configure
 
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers tests/bench
+	TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers tests/bench tests/ci
 
 # The suite exits 1 when a run failed; PyTorch peer rows (bench/peers/) are added
 # (or recorded as skipped without torch), the report is rendered anyway, then make fails.

@@ -9,8 +9,8 @@ set -euo pipefail
 
 # Debian/Ubuntu package names. CUDA/NCCL are not here: they come from NVIDIA's
 # toolkit (/usr/local/cuda) and are optional.
-build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev nlohmann-json3-dev)
-report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest fonts-dejavu-core)
+build_pkgs=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev nlohmann-json3-dev libhwloc-dev)
+report_pkgs=(python3 python3-matplotlib python3-numpy python3-pytest python3-yaml fonts-dejavu-core)
 # Nice to have: the report test opens the page in headless Chromium and skips
 # (with the reason) without it. Ubuntu ships chromium only as a snap, so it is
 # installed only where apt has a real package for it.
@@ -25,6 +25,12 @@ fuzz_pkgs=(cmake make clang libclang-rt-dev libomp-dev)
 # Another apt or dpkg holding the lock (unattended-upgrades, a second make test):
 # wait for it up to ten minutes instead of failing at once.
 apt_wait=(-o DPkg::Lock::Timeout=600)
+# Issue #16, also optional: Slurm and munge for the `slurm` test (a one-node cluster the
+# test starts itself; skipped, with the reason, without them; Debian's Slurm brings the
+# pmix and pmi2 plugins), and MPICH for .ci/run's second MPI build (-DTB_MPI=mpich).
+# Installing MPICH beside Open MPI keeps Open MPI the default mpicc/mpirun (alternatives
+# priority 50 against MPICH's 40).
+optional_pkgs+=(slurmctld slurmd slurm-client munge mpich libmpich-dev)
 
 # Each check captures a command's whole output before grep reads it: `cmd | grep -q`
 # under pipefail fails when grep exits at the first match and cmd dies of SIGPIPE (141).

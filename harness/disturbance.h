@@ -31,6 +31,9 @@ struct Disturbance {
 // host for an MPI job), subtracted from the busy time.
 Disturbance disturbance_between(const CpuSnapshot& a, const CpuSnapshot& b, double own_s_job);
 
+// Intervals shorter than this are too coarse to judge alone (10 ms ticks per CPU).
+inline constexpr double kMinJudgedS = 0.5;
+
 // A row is marked disturbed above this share (others or steal): 5% of the host's CPU time.
 inline constexpr double kDisturbedShare = 0.05;
 

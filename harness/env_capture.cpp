@@ -3,30 +3,22 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
+#include "harness/build_provenance.h"
 #include "harness/host_info.h"
+#include "harness/host_topology.h"
+#include "harness/mpi_library.h"
 #include "harness/json_out.h"
 #include "harness/result_row.h"
 #include "kernels/cpu/gemm.h"
 
 namespace tb {
 namespace {
-
-// Runs a short command and returns its first output line ("" on failure).
-std::string first_line_of(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (!p) return out;
-  std::array<char, 512> buf{};
-  if (std::fgets(buf.data(), buf.size(), p)) out = buf.data();
-  ::pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
 
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
@@ -52,21 +44,49 @@ RunIdentity make_run_identity() {
   return id;
 }
 
-std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed) {
+std::string host_record_json() {
   const HostInfo h = host_info();
+  const HostTopology t = host_topology();
+  const CpuFrequency f = cpu_frequency();
+  Json caches = Json::array();
+  for (const CacheLevel& c : t.caches) {
+    caches.push_back({{"level", c.level},
+                      {"type", c.type},
+                      {"size_bytes", c.size_bytes},
+                      {"line_bytes", c.line_bytes},
+                      {"instances", c.instances}});
+  }
+  Json topo = t.available ? Json{{"hwloc", t.hwloc_version},  {"sockets", t.sockets},
+                                 {"physical_cores", t.cores},  {"logical_cpus", t.pus},
+                                 {"threads_per_core", t.threads_per_core}, {"numa_nodes", t.numa_nodes},
+                                 {"allowed_cpus", t.allowed_pus}, {"caches", caches}}
+                          : Json{{"unavailable", t.why_not}};
+  Json j = {{"hostname", h.hostname},           {"os", h.os},
+            {"kernel", h.kernel},               {"cpu_model", h.cpu_model},
+            {"logical_cores", h.logical_cores}, {"memory_bytes", h.memory_bytes},
+            {"topology", topo},
+            {"cpu_frequency", {{"governor", or_null(f.governor)},
+                               {"current_mhz", f.cur_mhz < 0 ? Json(nullptr) : Json(f.cur_mhz)},
+                               {"max_mhz", f.max_mhz < 0 ? Json(nullptr) : Json(f.max_mhz)},
+                               {"source", f.source}}}};
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed,
+                     const std::vector<std::string>& hosts) {
   const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
-  const std::string src = TB_SOURCE_DIR;
-  const std::string commit = first_line_of("git -C '" + src + "' rev-parse HEAD");
-  const bool dirty = !first_line_of("git -C '" + src + "' status --porcelain --untracked-files=no").empty();
+  // The commit the binary was built from, captured at build time (build_provenance.h):
+  // editing the tree afterwards neither marks this run dirty nor cleans it.
+  const BuildProvenance b = build_provenance();
 #if defined(TB_HAVE_CUDA)
   const char* cuda = TB_CUDA_ARCHS;
 #else
   const char* cuda = nullptr;
 #endif
 #if defined(TB_MPI_FOUND)
-  const char* mpi = TB_MPI_FOUND;
+  const char* mpi_standard = TB_MPI_FOUND;
 #else
-  const char* mpi = nullptr;
+  const char* mpi_standard = nullptr;
 #endif
 #if defined(TB_NCCL_FOUND)
   const char* nccl = TB_NCCL_FOUND;
@@ -79,14 +99,32 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
   j["timestamp"] = id.timestamp;
   j["command_line"] = command_line;
   j["trainbench_version"] = TB_VERSION;
-  j["git"] = {{"commit", or_null(commit)}, {"dirty", dirty}};
-  j["build"] = {{"type", TB_BUILD_TYPE},       {"compiler", TB_CXX_COMPILER},
-                {"flags", TB_CXX_FLAGS},       {"cuda_architectures", or_null(cuda)},
-                {"cuda", or_null(g.runtime_version)}, {"mpi", or_null(mpi)},
-                {"nccl", or_null(nccl)},       {"cpu_gemm", cpu::gemm_implementation()}};
-  j["host"] = {{"hostname", h.hostname},           {"os", h.os},
-               {"kernel", h.kernel},               {"cpu_model", h.cpu_model},
-               {"logical_cores", h.logical_cores}, {"memory_bytes", h.memory_bytes}};
+  j["git"] = {{"commit", or_null(b.commit)}, {"dirty", b.dirty}, {"describe", b.describe}, {"captured", "at build time"}};
+  j["build"] = {{"type", TB_BUILD_TYPE},
+                {"compiler", TB_CXX_COMPILER},
+                {"flags", TB_CXX_FLAGS},
+                {"cuda_architectures", or_null(cuda)},
+                {"cuda_toolkit", or_null(cuda_toolkit_version())},  // what it was built with
+                {"cuda_runtime", or_null(g.runtime_version)},       // what it found at run time
+                {"mpi", mpi_library()},
+                {"mpi_standard", or_null(mpi_standard)},
+                {"mpi_launcher_flags", mpi_launcher_flags()},
+                {"nccl", or_null(nccl)},
+                {"cpu_gemm", cpu::gemm_implementation()}};
+  // This host (the writer's), and every node of a multi-process run.
+  Json all = Json::array();
+  std::vector<std::string> seen;
+  for (const std::string& text : hosts.empty() ? std::vector<std::string>{host_record_json()} : hosts) {
+    Json rec = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (rec.is_discarded() || !rec.contains("hostname")) continue;
+    const std::string name = rec["hostname"].get<std::string>();
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    all.push_back(rec);
+  }
+  if (all.empty()) all.push_back(Json::parse(host_record_json()));
+  j["host"] = all.front();
+  j["hosts"] = all;
   j["openmp"] = {{"version", _OPENMP},
                  {"max_threads", omp_get_max_threads()},
                  {"omp_num_threads", env_or_empty("OMP_NUM_THREADS")},

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tb {
 
@@ -16,8 +17,14 @@ struct RunIdentity {
 
 RunIdentity make_run_identity();
 
+// This host's record (hostname, OS, CPU, memory, topology through hwloc, CPU
+// frequency), as JSON text: what every rank of a multi-process job sends rank 0.
+std::string host_record_json();
+
 // The whole env.json document (harness/json_out.h: valid JSON whatever the bytes of
-// the command line or the host's strings).
-std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed);
+// the command line or the host's strings). hosts: the host records of every node the
+// run used (host_record_json() of each, duplicates by hostname dropped); empty = this one.
+std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed,
+                     const std::vector<std::string>& hosts = {});
 
 }  // namespace tb

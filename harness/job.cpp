@@ -2,6 +2,7 @@
 #include "harness/job.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -26,6 +27,20 @@ void Job::max(double* v, int n) {
 double Job::sum(double v) {
   if (world_) world_->allreduce_sum(&v, 1);
   return v;
+}
+
+std::vector<std::string> Job::gather(const std::string& mine) {
+  if (!world_) return {mine};
+  std::vector<std::string> all;
+  for (int r = 0; r < world_->size(); ++r) {  // one broadcast of length and bytes per rank: small
+    std::string s = r == world_->rank() ? mine : std::string();
+    int64_t len = static_cast<int64_t>(s.size());
+    world_->broadcast(reinterpret_cast<char*>(&len), sizeof len, r);
+    s.resize(static_cast<size_t>(len));
+    if (!s.empty()) world_->broadcast(s.data(), static_cast<int64_t>(s.size()), r);
+    all.push_back(s);
+  }
+  return all;
 }
 
 bool Job::all_ok(bool ok) { return world_ ? all_ranks_ok(*world_, ok) : ok; }

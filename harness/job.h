@@ -32,6 +32,8 @@ class Job {
   void max(double* v, int n);
   double sum(double v);
   bool all_ok(bool ok);
+  // Every rank's `mine`, in rank order, on every rank (rank 0's host record and the others').
+  std::vector<std::string> gather(const std::string& mine);
   // "" when every rank holds the same parameters (sum and order-independent checksum
   // compared over ranks), else a one-line reason.
   std::string params_disagree(const std::vector<float>& params);

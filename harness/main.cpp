@@ -182,7 +182,8 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
   // Opened before training: an unwritable or mismatched file fails now, not after it.
   if (job.root()) files = std::make_unique<ResultFiles>(out, "");
-  if (job.root() && out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed));
+  const std::vector<std::string> hosts = job.gather(host_record_json());  // every node of the job
+  if (job.root() && out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts));
   // Each row is written as its repetition ends; with --out, one line each on stdout.
   struct Echo final : RowSink {
     ResultFiles* files = nullptr;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "harness/interrupt.h"
+#include "harness/mpi_library.h"
 
 extern char** environ;
 
@@ -27,12 +28,15 @@ std::vector<std::string> mpirun_prefix(int np) {
   std::string exe = "mpirun";
 #endif
   if (const char* e = std::getenv("TB_MPIRUN"); e && *e) exe = e;
-  // Slurm's srun counts tasks with -n and takes none of Open MPI's flags (binding and
-  // transports are the site's srun configuration); mpirun/mpiexec take -np.
+  // Slurm's srun counts tasks with -n and takes none of mpirun's flags (binding and
+  // transports are the site's srun configuration), but the PMI plugin the library can
+  // talk to, and ends every task when one fails; mpirun/mpiexec take -np.
   const std::string base = exe.substr(exe.find_last_of('/') + 1);
   const bool srun = base == "srun";
   std::vector<std::string> v = {exe, srun ? "-n" : "-np", std::to_string(np)};
-  std::string flags = srun ? "" : "--allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader";
+  const std::string plugin = srun_mpi_plugin();
+  std::string flags = !srun ? mpi_launcher_flags()
+                            : (plugin.empty() ? "" : "--mpi=" + plugin + " ") + "--kill-on-bad-exit=1";
   if (const char* f = std::getenv("TB_MPIRUN_FLAGS")) flags = f;
   std::istringstream in(flags);
   for (std::string w; in >> w;) v.push_back(w);

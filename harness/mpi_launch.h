@@ -1,8 +1,8 @@
 // harness/mpi_launch.h — how a suite starts a multi-process configuration:
 // `mpirun -np N <flags> <this executable> <args>`, output appended to the run's log.
-// The flags default to what Open MPI needs on a single CI machine run as root
-// (--allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader) and
-// can be replaced with TB_MPIRUN_FLAGS; TB_MPIRUN names another launcher.
+// The flags default to what the MPI library built against needs on one machine
+// (harness/mpi_library.h: Open MPI's root/oversubscribe/binding/shared-memory flags,
+// none for MPICH) and can be replaced with TB_MPIRUN_FLAGS; TB_MPIRUN names another launcher.
 #pragma once
 
 #include <functional>
@@ -12,8 +12,9 @@
 namespace tb {
 
 // The launcher command line (without the program and its arguments): TB_MPIRUN (default
-// the mpirun found at configure time) with -np N and Open MPI's flags for one node, or,
-// when TB_MPIRUN names srun, srun -n N; TB_MPIRUN_FLAGS replaces the flags.
+// the mpiexec found at configure time) with -np N and the library's flags for one node
+// (mpi_launcher_flags()), or, when TB_MPIRUN names srun, srun -n N --mpi=<the PMI plugin
+// the library speaks> --kill-on-bad-exit=1; TB_MPIRUN_FLAGS replaces the flags.
 std::vector<std::string> mpirun_prefix(int np);
 
 // Runs the prefix + this executable + args, appending stdout and stderr to log_path.

@@ -164,7 +164,8 @@ std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const R
 // into a scratch folder, appended here to the suite's files. A job that dies
 // without rows becomes one `failed:` row naming the exit status.
 RunOutcome run_multi_process(const std::string& suite_path, size_t index, const RunConfig& c, const RunIdentity& id,
-                             const std::string& out_dir, ResultFiles& files, Progress& progress) {
+                             const std::string& out_dir, ResultFiles& files, Progress& progress,
+                             std::vector<std::string>* hosts) {
   RunOutcome o;
   const std::string dir = out_dir + "/.worker-" + std::to_string(index);
   std::filesystem::remove_all(dir);
@@ -192,6 +193,13 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
     o.rows.push_back(status_row(c, id, o.failure));
     files.add(o.rows.back(), {});
     return o;
+  }
+  // The nodes the job ran on join env.json's "hosts".
+  {
+    std::ifstream in(dir + "/hosts.jsonl");
+    for (std::string h; std::getline(in, h);) {
+      if (!h.empty() && std::find(hosts->begin(), hosts->end(), h) == hosts->end()) hosts->push_back(h);
+    }
   }
   const std::vector<std::string> row_lines = read_data_lines(dir + "/results.csv");
   files.add_lines(row_lines, read_data_lines(dir + "/curves.csv"));
@@ -268,8 +276,15 @@ int run_suite_worker(const std::vector<std::string>& a) {
   id.timestamp = a[3];
   const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
+  // Every node's host record, for the suite's env.json (one JSON object per line).
+  const std::vector<std::string> hosts = job.gather(host_record_json());
   std::unique_ptr<ResultFiles> files;
-  if (job.root()) files = std::make_unique<ResultFiles>(a[4] + "/results.csv", a[4] + "/curves.csv");
+  if (job.root()) {
+    files = std::make_unique<ResultFiles>(a[4] + "/results.csv", a[4] + "/curves.csv");
+    std::string text;
+    for (const std::string& h : hosts) text += h + "\n";
+    write_file_atomically(a[4] + "/hosts.jsonl", text);
+  }
   struct Nothing final : RowSink {
     void add(const ResultRow&, const std::vector<CurvePoint>&) override {}
   } nothing;
@@ -312,7 +327,8 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
                      "(a run is one folder: its env.json describes every row)");
   }
   ResultFiles files(out_dir + "/results.csv", out_dir + "/curves.csv");
-  write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed));
+  std::vector<std::string> hosts = {host_record_json()};  // + the nodes of multi-process jobs
+  write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts));
   std::FILE* log = std::fopen((out_dir + "/log.txt").c_str(), "a");
   if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_guard(log, &std::fclose);
@@ -382,7 +398,11 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       // The ranks make their own rows: free this process's copy while they run.
       data.reset();
       cached_key.clear();
-      o = run_multi_process(path, i, c, id, out_dir, files, progress);
+      const size_t known = hosts.size();
+      o = run_multi_process(path, i, c, id, out_dir, files, progress, &hosts);
+      if (hosts.size() != known) {
+        write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts));
+      }
     } else {
       try {
         o = run_configuration(c, *data, job, id, progress, sink);

@@ -80,7 +80,9 @@ TEST(BackendTraits, DefaultsAreNoKnobAndTheTraitsSayWhatTheBackendIs) {
       EXPECT_EQ(traits_of(t.scaling_base).parallelism, Parallelism::kNone) << b->name();
       EXPECT_NE(t.parallelism, Parallelism::kNone) << b->name();
     }
-    if (t.one_gpu_per_rank) EXPECT_TRUE(t.multi_process() && t.device == DeviceKind::kGpu) << b->name();
+    if (t.one_gpu_per_rank) {
+      EXPECT_TRUE(t.multi_process() && t.device == DeviceKind::kGpu) << b->name();
+    }
   }
   int oracles = 0;
   for (const auto& b : all_backends()) oracles += b->traits().oracle;
@@ -107,8 +109,12 @@ TEST(BackendTraits, SuiteExpansionFollowsTheTraits) {
     for (const RunConfig& c : configs) {
       if (c.backend != b->name()) continue;
       ++seen;
-      if (!t.cpu_threads) EXPECT_EQ(c.threads, 1) << c.backend;
-      if (!t.multi_process()) EXPECT_EQ(c.world_size, 1) << c.backend;
+      if (!t.cpu_threads) {
+        EXPECT_EQ(c.threads, 1) << c.backend;
+      }
+      if (!t.multi_process()) {
+        EXPECT_EQ(c.world_size, 1) << c.backend;
+      }
     }
     EXPECT_EQ(seen, threads * worlds) << b->name();
   }

@@ -76,7 +76,7 @@ TEST(Disturbance, ARowTakenBesideASpinnerIsMarkedAndTheSuiteWarns) {
   const std::string dir = std::string(TB_TEST_TMPDIR) + "/disturbed";
   tb::test::shell("rm -rf " + dir);
   const std::string suite = std::string(TB_TEST_TMPDIR) + "/disturbed.suite";
-  std::ofstream(suite) << "d: --model mlp --layers 32,64,4 --samples 20000 --batch 64 --epochs 1 --warmup 0 "
+  std::ofstream(suite) << "d: --model mlp --layers 32,64,4 --samples 100000 --batch 64 --epochs 1 --warmup 0 "
                           "--reps 2 --backends cpu-omp --threads 1\n";
   const tb::test::ShellResult r = tb::test::trainbench("suite " + suite + " --out " + dir);
   ::kill(spinner, SIGKILL);

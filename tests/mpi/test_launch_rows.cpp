@@ -61,3 +61,29 @@ TEST(LaunchRows, ASingleProcessBackendUnderMpirunIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// env.json names the MPI library (not the standard's version), the build-time commit and
+// every node's host record, gathered over the job (one host here: the ranks share it).
+TEST(LaunchRows, EnvJsonNamesTheMpiLibraryAndEveryNodesHost) {
+  const std::string out = tmp("env-np2.csv");
+  const tb::test::ShellResult r =
+      tb::test::shell(tb::test::mpirun(2) + TB_TRAINBENCH_EXE +
+                      " run --backend cpu-ddp --model linear --layers 4,1 --samples 64 --batch 16 --epochs 1 "
+                      "--reps 1 --threads 1 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(out + ".env.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string env = ss.str();
+  const bool known_mpi = env.find("\"mpi\": \"Open MPI ") != std::string::npos ||
+                         env.find("\"mpi\": \"MPICH ") != std::string::npos;
+  EXPECT_TRUE(known_mpi) << env;
+  EXPECT_NE(env.find("\"captured\": \"at build time\""), std::string::npos) << env;
+  EXPECT_NE(env.find("\"hosts\": ["), std::string::npos) << env;
+  EXPECT_NE(env.find("\"topology\""), std::string::npos) << env;
+  EXPECT_NE(env.find("\"cpu_frequency\""), std::string::npos) << env;
+}
+
+}  // namespace
