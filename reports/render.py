@@ -6,7 +6,8 @@ Default output: <first RESULT_DIR>/report.html. Several folders (say a CPU box
 and a GPU box) merge into one report; rows keep their run and host.
 
 Exit status: 0 written; 2 bad input (one line on stderr naming the file and the
-problem, and no report file is created or replaced).
+problem, and no report file is created or replaced): a missing or malformed file,
+bytes that are not UTF-8 (the line and byte named), an unknown schema.
 """
 
 import argparse
@@ -18,6 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import derive  # noqa: E402
 import page  # noqa: E402
 from load import InputError, load_runs  # noqa: E402
+
+
+def _printable(text):
+    """A path as the terminal and the UTF-8 report can show it: bytes that are not UTF-8
+    (kept by Python as surrogates) become \\udcXX escapes instead of an encoding error."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def main(argv=None):
@@ -33,14 +40,15 @@ def main(argv=None):
         if not os.path.isdir(out_dir):
             raise InputError(f"{out}: output folder {out_dir} does not exist")
         html = page.render_html(derive.summarize(runs), args.title)
-        page.write_atomic(out, html)
+        page.write_atomic(out, _printable(html))
     except InputError as e:
-        print(f"render.py: error: {e}", file=sys.stderr)
+        print(f"render.py: error: {_printable(str(e))}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"render.py: error: {out}: cannot write report ({e.strerror})", file=sys.stderr)
+        print(f"render.py: error: {_printable(out)}: cannot write report ({e.strerror})",
+              file=sys.stderr)
         return 2
-    print(f"render.py: wrote {out}")
+    print(f"render.py: wrote {_printable(out)}")
     return 0
 
 
