@@ -57,6 +57,12 @@ SCHEMA_1_ADVICE = ("CSV schema 1, written by a trainbench before the knob and tr
                    "(README \"Schema-1 files\")")
 
 
+def printable(text):
+    """Text as a UTF-8 terminal or report can show it: a path's bytes that are not UTF-8
+    (kept by Python as surrogates) become \\udcXX escapes instead of an encoding error."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class InputError(Exception):
     """A result file that cannot be used; str() is the one line shown to the user."""
 
@@ -74,6 +80,34 @@ class Run:
     @property
     def run_id(self):
         return self.env.get("run_id") or (self.rows[0]["run_id"] if self.rows else "?")
+
+    @property
+    def run_ids(self):
+        """Every run id the folder holds (its results rows', curves rows' and env.json's),
+        in that order; more than one means the folder mixes runs (README "Reading a report")."""
+        return list(self.run_id_sources())
+
+    def run_id_sources(self):
+        """{run id: ["results.csv: 40 rows", "curves.csv: 200 rows", "env.json"]}."""
+        out = {}
+        for name, rows in (("results.csv", self.rows), ("curves.csv", self.curves)):
+            counts = {}
+            for r in rows:
+                counts[r["run_id"]] = counts.get(r["run_id"], 0) + 1
+            for rid, n in counts.items():
+                out.setdefault(rid, []).append(f"{name}: {n} row{'s' if n != 1 else ''}")
+        rid = self.env.get("run_id")
+        if rid:
+            out.setdefault(str(rid), []).append("env.json")
+        return out
+
+    def mixed_runs(self):
+        """None for a folder of one run, else one line saying which runs it mixes."""
+        sources = self.run_id_sources()
+        if len(sources) < 2:
+            return None
+        held = "; ".join(f"{rid} ({', '.join(where)})" for rid, where in sources.items())
+        return f"{self.path}: holds {len(sources)} runs: {held}"
 
 
 def _parse(text, where, col):

@@ -235,7 +235,7 @@ def write_run(folder, machine, env_update=None, run=None, **kw):
     if run is not None:
         for r in rows + curves:
             r["run_id"] = run
-        env_update = dict(env_update or {}, run_id=run)
+        env_update = dict({"run_id": run}, **(env_update or {}))
     write_csv(os.path.join(folder, "results.csv"), RESULT_COLUMNS, rows)
     write_csv(os.path.join(folder, "curves.csv"), CURVE_COLUMNS, curves)
     env = env_for(machine)
