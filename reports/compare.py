@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare a new trainbench run with a baseline; fail CI on a slowdown and on a run that proves nothing.
+"""Compare a new trainbench run with a baseline; fail on a slowdown or a run that proves nothing.
 
 Usage: reports/compare.py BASE_DIR NEW_DIR [--threshold 5%] [--alpha 0.05]
                           [--format text|markdown] [--allow-missing] [--allow-mixed-runs]
@@ -53,12 +53,12 @@ DEFAULT_ALPHA = 0.05
 # Exit statuses: stable, documented here, in --help and in the README ("Comparing two
 # runs"). When several apply the first in PRECEDENCE is returned; every one that
 # applies is printed.
-EXIT_OK = 0          # every configuration of BASE measured in NEW, none slower beyond threshold and noise
+EXIT_OK = 0          # every configuration of BASE measured in NEW, none slower beyond both
 EXIT_REGRESSION = 1  # a configuration slower beyond the threshold and beyond noise
 EXIT_BAD_INPUT = 2   # unreadable or invalid folder or file, bad option (argparse's status too)
 EXIT_FAILED = 3      # a configuration FAILED in NEW (a failed: row)
-EXIT_MISSING = 4     # a configuration measured in BASE is missing or skipped in NEW (--allow-missing)
-EXIT_NOTHING = 5     # nothing compared: no measured row in BASE or NEW, or no configuration in common
+EXIT_MISSING = 4     # a configuration of BASE missing or skipped in NEW (--allow-missing)
+EXIT_NOTHING = 5     # no measured row in BASE or NEW, or no configuration in common
 EXIT_SAME_RUN = 6    # BASE and NEW are the same folder, or hold the same run
 EXIT_MIXED_RUNS = 7  # BASE or NEW holds rows of several runs (--allow-mixed-runs)
 PRECEDENCE = [EXIT_BAD_INPUT, EXIT_SAME_RUN, EXIT_MIXED_RUNS, EXIT_FAILED, EXIT_NOTHING,
@@ -295,7 +295,8 @@ def gate(base, new, rows, allow_missing=False):
         if missing and not allow_missing:
             problems.append((EXIT_MISSING, f"{len(missing)} configuration(s) measured in BASE "
                              f"were not measured in NEW (missing or skipped): "
-                             f"{_names([r['key'] for r in missing])}; --allow-missing accepts that"))
+                             f"{_names([r['key'] for r in missing])}; "
+                             "--allow-missing accepts that"))
     regressions = [r for r in rows if r.get("verdict", "").startswith("REGRESSION")]
     if regressions:
         problems.append((EXIT_REGRESSION, f"{len(regressions)} regression(s) beyond the threshold "

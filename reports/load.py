@@ -146,8 +146,8 @@ def _read_text(path):
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise InputError(f"{path}: line {line}, byte {column}: not UTF-8 text "
-                         f"(0x{data[e.start]:02x}: {e.reason}; trainbench writes UTF-8: was the file "
-                         "converted or edited in another encoding?)") from None
+                         f"(0x{data[e.start]:02x}: {e.reason}; trainbench writes UTF-8: "
+                         "was the file converted or edited in another encoding?)") from None
 
 
 def _read_csv(path, columns, what, allow_no_rows=False):

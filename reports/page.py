@@ -113,7 +113,8 @@ def _env_brief(env):
     bits = []
     host = env.get("host")
     if isinstance(host, dict):
-        bits += [f"host {host['hostname']}" if host.get("hostname") else None, host.get("cpu_model")]
+        bits.append(f"host {host['hostname']}" if host.get("hostname") else None)
+        bits.append(host.get("cpu_model"))
     gpus = env.get("gpus")
     if isinstance(gpus, list):
         names = {}
@@ -156,8 +157,8 @@ def _runs_notice(summary):
         return ""
     if mixed:
         head = (f'<dt class="bad">Several runs mixed in one folder ({len(entries)} runs)</dt>'
-                f"<dd><p class=\"bad\">{esc(', '.join(mixed))} hold{'s' if len(mixed) == 1 else ''} "
-                "rows of more than one run (hand-merged?): one folder should be one run, with "
+                f"<dd><p class=\"bad\">{esc(', '.join(mixed))} "
+                f"hold{'s' if len(mixed) == 1 else ''} rows of more than one run (hand-merged?): one folder should be one run, with "
                 "its own env.json. Rows are labelled with their run; compare.py refuses such a "
                 "folder.</p>")
     else:
