@@ -94,9 +94,14 @@ record:
 	@test -n "$(RUN)" || { echo "make record: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
 	$(PYTHON) reports/record.py $(RUN) --dest docs/results $(if $(NOTE),--note "$(NOTE)")
 
+# The gate's exit status (reports/compare.py --help: 1 regression, 3 a configuration
+# failed, 4 missing in NEW, 5 nothing to compare, 6 one run twice, 7 mixed runs) fails
+# the target; make itself then exits 2 and prints "Error <status>".
+# COMPARE_ARGS: more options, e.g. --allow-missing or --format markdown.
 compare:
-	@test -n "$(BASE)" && test -n "$(NEW)" || { echo "usage: make compare BASE=dir [NEW=dir] [THRESHOLD=5%]" >&2; exit 2; }
-	$(PYTHON) reports/compare.py $(BASE) $(NEW) --threshold $(THRESHOLD)
+	@test -n "$(BASE)" && test -n "$(NEW)" || { echo "usage: make compare BASE=dir [NEW=dir] [THRESHOLD=5%] [COMPARE_ARGS=...]" >&2; exit 2; }
+	@test $(words $(BASE)) -eq 1 && test $(words $(NEW)) -eq 1 || { echo "make compare: BASE and NEW must be one folder each (got BASE='$(BASE)' NEW='$(NEW)')" >&2; exit 2; }
+	$(PYTHON) reports/compare.py "$(BASE)" "$(NEW)" --threshold "$(THRESHOLD)" $(COMPARE_ARGS)
 
 # PyTorch peer rows (bench/peers/) for a finished run: every SUITE entry that runs
 # cpu-omp is exported, trained by pytorch_train.py, appended to RUN/results.csv.

@@ -20,6 +20,7 @@ saying what to do (README "Schema-1 files").
 """
 
 import csv
+import io
 import json
 import math
 import os
@@ -56,6 +57,12 @@ SCHEMA_1_ADVICE = ("CSV schema 1, written by a trainbench before the knob and tr
                    "(README \"Schema-1 files\")")
 
 
+def printable(text):
+    """Text as a UTF-8 terminal or report can show it: a path's bytes that are not UTF-8
+    (kept by Python as surrogates) become \\udcXX escapes instead of an encoding error."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class InputError(Exception):
     """A result file that cannot be used; str() is the one line shown to the user."""
 
@@ -73,6 +80,34 @@ class Run:
     @property
     def run_id(self):
         return self.env.get("run_id") or (self.rows[0]["run_id"] if self.rows else "?")
+
+    @property
+    def run_ids(self):
+        """Every run id the folder holds (its results rows', curves rows' and env.json's),
+        in that order; more than one means the folder mixes runs (README "Reading a report")."""
+        return list(self.run_id_sources())
+
+    def run_id_sources(self):
+        """{run id: ["results.csv: 40 rows", "curves.csv: 200 rows", "env.json"]}."""
+        out = {}
+        for name, rows in (("results.csv", self.rows), ("curves.csv", self.curves)):
+            counts = {}
+            for r in rows:
+                counts[r["run_id"]] = counts.get(r["run_id"], 0) + 1
+            for rid, n in counts.items():
+                out.setdefault(rid, []).append(f"{name}: {n} row{'s' if n != 1 else ''}")
+        rid = self.env.get("run_id")
+        if rid:
+            out.setdefault(str(rid), []).append("env.json")
+        return out
+
+    def mixed_runs(self):
+        """None for a folder of one run, else one line saying which runs it mixes."""
+        sources = self.run_id_sources()
+        if len(sources) < 2:
+            return None
+        held = "; ".join(f"{rid} ({', '.join(where)})" for rid, where in sources.items())
+        return f"{self.path}: holds {len(sources)} runs: {held}"
 
 
 def _parse(text, where, col):
@@ -95,20 +130,41 @@ def _parse(text, where, col):
     raise InputError(f"{where}, column '{col}': '{text}' is not true or false")
 
 
+def _read_text(path):
+    """The file's text, strictly UTF-8 (a leading byte-order mark is dropped); a file that
+    is not is an InputError naming the line and byte, never a traceback."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise InputError(f"{path}: line {line}, byte {column}: not UTF-8 text "
+                         f"(0x{data[e.start]:02x}: {e.reason}; trainbench writes UTF-8: "
+                         "was the file converted or edited in another encoding?)") from None
+
+
 def _read_csv(path, columns, what, allow_no_rows=False):
     """Yield (line_number, dict of raw strings keyed by `columns`) after checking the header."""
     if not os.path.isfile(path):
         raise InputError(f"{path}: missing ({what} is required in a result folder)")
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
+    text = _read_text(path)
     if not text.strip():
         raise InputError(f"{path}: empty file (expected a header and at least one row)")
-    reader = csv.reader(text.splitlines())
-    header = [h.strip() for h in next(reader)]
-    records = [(reader.line_num, r) for r in reader if r]
+    # newline="": only \n and \r end a record (str.splitlines would also split a quoted
+    # cell at U+0085 or U+2028, valid characters in a UTF-8 workload name).
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+        records = [(reader.line_num, r) for r in reader if r]
+    except csv.Error as e:
+        raise InputError(f"{path}: line {reader.line_num}: not CSV ({e})") from None
     # The schema version explains a different header best, so check it first.
     if header and header[0] == "schema_version":
         for line, rec in records:
@@ -184,14 +240,40 @@ def _load_curves(path):
     return rows
 
 
+def _surrogate(value, where=""):
+    """(JSON path, character) of the first string holding an unpaired UTF-16 surrogate
+    (JSON's "\\ud800" decodes to one: it is no character and cannot be written as UTF-8)."""
+    if isinstance(value, str):
+        for ch in value:
+            if "\ud800" <= ch <= "\udfff":
+                return where or "(top level)", ch
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            found = _surrogate(k, where) or _surrogate(v, f"{where}.{k}" if where else str(k))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _surrogate(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
 def _load_env(path):
     if not os.path.isfile(path):
         raise InputError(f"{path}: missing (the environment capture must sit beside results.csv)")
+    text = _read_text(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            env = json.load(f)
+        env = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not an environment capture (JSON nested too deeply)") from None
+    found = _surrogate(env)
+    if found:
+        raise InputError(f"{path}: {found[0]}: \\u{ord(found[1]):04x} is an unpaired UTF-16 "
+                         "surrogate, not a character (not valid Unicode text)")
     if not isinstance(env, dict):
         raise InputError(f"{path}: expected a JSON object at the top level")
     if env.get("schema_version") == 1:

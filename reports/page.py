@@ -108,6 +108,66 @@ def _machines(summary):
     return f"<ul>{''.join(items)}</ul>"
 
 
+def _env_brief(env):
+    """One line of a run's environment: host, CPU, GPUs, driver, build, commit, date."""
+    bits = []
+    host = env.get("host")
+    if isinstance(host, dict):
+        bits.append(f"host {host['hostname']}" if host.get("hostname") else None)
+        bits.append(host.get("cpu_model"))
+    gpus = env.get("gpus")
+    if isinstance(gpus, list):
+        names = {}
+        for g in gpus:
+            n = g.get("name", "?") if isinstance(g, dict) else str(g)
+            names[n] = names.get(n, 0) + 1
+        bits.append(", ".join(f"{c}× {n}" for n, c in names.items()) or "no GPU")
+    if env.get("driver"):
+        bits.append(f"driver {env['driver']}")
+    build = env.get("build")
+    if isinstance(build, dict) and build.get("type"):
+        bits.append(f"{build['type']} build")
+    git = env.get("git")
+    if isinstance(git, dict) and git.get("commit"):
+        bits.append(f"commit {str(git['commit'])[:12]}" + (" (dirty)" if git.get("dirty") else ""))
+    if env.get("timestamp"):
+        bits.append(str(env["timestamp"]))
+    return " · ".join(str(b) for b in bits if b)
+
+
+def _runs_notice(summary):
+    """Headline entry when the report holds more than one run: which runs, from which
+    folder, each one's environment (or that it has none), so that no two runs are ever
+    merged silently. A folder mixing runs (hand-merged) is marked as a problem."""
+    entries, mixed = [], []
+    for run in summary.runs:
+        sources = run.run_id_sources()
+        if len(sources) > 1:
+            mixed.append(run.path)
+        for rid, where in sources.items():
+            if str(run.env.get("run_id")) == rid:
+                env = (f'environment: <a href="#{_anchor(rid, "env-")}">env.json</a> — '
+                       f"{esc(_env_brief(run.env))}")
+            else:
+                env = (f'<span class="bad">no environment capture for this run</span> '
+                       f"({esc(run.path)}/env.json is of run {esc(str(run.env.get('run_id')))})")
+            entries.append(f"<li><b>run {esc(rid)}</b> from {esc(run.path)} "
+                           f"<span class=\"muted\">({esc(', '.join(where))})</span>; {env}</li>")
+    if len(entries) < 2:
+        return ""
+    if mixed:
+        head = (f'<dt class="bad">Several runs mixed in one folder ({len(entries)} runs)</dt>'
+                f"<dd><p class=\"bad\">{esc(', '.join(mixed))} "
+                f"hold{'s' if len(mixed) == 1 else ''} rows of more than one run (hand-merged?): one folder should be one run, with "
+                "its own env.json. Rows are labelled with their run; compare.py refuses such a "
+                "folder.</p>")
+    else:
+        head = (f'<dt class="warn">{len(entries)} runs merged in this report</dt>'
+                '<dd><p class="warn">Rows are labelled with their machine or run; figures '
+                "across runs compare different machines or times.</p>")
+    return head + f"<ul>{''.join(entries)}</ul></dd>"
+
+
 def _dates_and_commits(summary):
     dates, commits = [], []
     for run in summary.runs:
@@ -154,6 +214,7 @@ def _headline(summary):
            f"({esc(', '.join(backends)) or 'none'}); {reps} timed repetition(s)")
     parts = ['<section class="headline"><dl>',
              f"<dt>Machine{'s' if len(summary.runs) > 1 else ''}</dt><dd>{_machines(summary)}</dd>",
+             _runs_notice(summary),
              f"<dt>Date (UTC)</dt><dd>{dates}</dd>",
              f"<dt>Commit</dt><dd><code>{commits}</code></dd>",
              f"<dt>What ran</dt><dd>{ran}</dd>",
@@ -252,7 +313,13 @@ def render_html(summary, title="trainbench report"):
         nav += '<li><a href="#weak-scaling">Weak scaling</a></li>'
     env = []
     for run in summary.runs:
-        env.append(f"<h3>Run {esc(run.run_id)} <span class=\"muted\">({esc(run.path)})</span></h3>")
+        env.append(f'<h3 id="{_anchor(str(run.run_id), "env-")}">Run {esc(str(run.run_id))} '
+                   f"<span class=\"muted\">({esc(run.path)})</span></h3>")
+        others = [rid for rid in run.run_ids if rid != run.run_id]
+        if others:
+            env.append(f'<p class="bad">{esc(run.path)} also holds rows of run(s) '
+                       f"{esc(', '.join(others))}, whose environment is not captured here: "
+                       f"this env.json is of run {esc(str(run.run_id))} only.</p>")
         env.append(tables.env_tables(run))
     body = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

@@ -6,7 +6,11 @@ Default output: <first RESULT_DIR>/report.html. Several folders (say a CPU box
 and a GPU box) merge into one report; rows keep their run and host.
 
 Exit status: 0 written; 2 bad input (one line on stderr naming the file and the
-problem, and no report file is created or replaced).
+problem, and no report file is created or replaced): a missing or malformed file,
+bytes that are not UTF-8 (the line and byte named), an unknown schema.
+Several runs in one report (folders merged on purpose, or one folder holding rows of
+several run ids) are never merged silently: the headline names each run, its folder
+and its environment; a folder mixing runs is also warned about on stderr.
 """
 
 import argparse
@@ -17,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import derive  # noqa: E402
 import page  # noqa: E402
-from load import InputError, load_runs  # noqa: E402
+from load import InputError, load_runs, printable  # noqa: E402
 
 
 def main(argv=None):
@@ -33,14 +37,20 @@ def main(argv=None):
         if not os.path.isdir(out_dir):
             raise InputError(f"{out}: output folder {out_dir} does not exist")
         html = page.render_html(derive.summarize(runs), args.title)
-        page.write_atomic(out, html)
+        page.write_atomic(out, printable(html))
     except InputError as e:
-        print(f"render.py: error: {e}", file=sys.stderr)
+        print(f"render.py: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"render.py: error: {out}: cannot write report ({e.strerror})", file=sys.stderr)
+        print(f"render.py: error: {printable(out)}: cannot write report ({e.strerror})",
+              file=sys.stderr)
         return 2
-    print(f"render.py: wrote {out}")
+    for run in runs:
+        mixed = run.mixed_runs()
+        if mixed:
+            print(f"render.py: warning: {printable(mixed)}: shown as separate runs in the report "
+                  "(one folder should hold one run)", file=sys.stderr)
+    print(f"render.py: wrote {printable(out)}")
     return 0
 
 

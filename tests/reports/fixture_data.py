@@ -159,18 +159,24 @@ def result_row(machine, workload, key, rep, sps, loss, status="ok", settings=Non
 
 
 def build_rows(machine, speed=None, loss_factor=None, jitter=None, reps=len(JITTER),
-               drop=(), settings=None):
+               drop=(), settings=None, status=None, not_run=True):
     """speed/loss_factor: {(workload, key): factor} applied to samples/s or final loss;
     jitter: {(workload, key): [per-repetition factors]} replacing JITTER for that row;
     drop: backends left out of the run entirely; settings: {(workload, key): {column:
-    cell}} overriding cells (a knob) of that configuration's rows."""
+    cell}} overriding cells (a knob) of that configuration's rows; status: {(workload,
+    key): "failed: <why>" or "skipped: <why>"} one such row instead of that
+    configuration's repetitions; not_run=False leaves out NOT_RUN's rows."""
     speed, loss_factor, jitter = speed or {}, loss_factor or {}, jitter or {}
-    settings = settings or {}
+    settings, status = settings or {}, status or {}
     rows, curves = [], []
     for workload, table in THROUGHPUT[machine].items():
         ref_loss = WORKLOADS[workload]["ref_loss"]
         for key, base in table.items():
             if key[0] in drop:
+                continue
+            if (workload, key) in status:
+                rows.append(result_row(machine, workload, key, 0, 0, 0, status[(workload, key)],
+                                       settings=settings.get((workload, key))))
                 continue
             jit = jitter.get((workload, key), JITTER)
             loss = ref_loss * (1 + (0 if key[0] == "reference" else 2e-6))
@@ -185,8 +191,8 @@ def build_rows(machine, speed=None, loss_factor=None, jitter=None, reps=len(JITT
                     curve = {c: row[c] for c in CURVE_COLUMNS if c in row}
                     curve.update(epoch=epoch, train_loss=repr(loss * (1 + 4.0 / epoch ** 2)))
                     curves.append(curve)
-    for workload, backend, ws, devices, threads, status in NOT_RUN[machine]:
-        rows.append(result_row(machine, workload, (backend, ws, devices, threads), 0, 0, 0, status))
+    for workload, backend, ws, devices, threads, why in NOT_RUN[machine] if not_run else ():
+        rows.append(result_row(machine, workload, (backend, ws, devices, threads), 0, 0, 0, why))
     return rows, curves
 
 
@@ -220,10 +226,16 @@ def write_csv(path, columns, rows):
         w.writerows(rows)
 
 
-def write_run(folder, machine, env_update=None, **kw):
-    """Write one result folder for `machine`; kw goes to build_rows. Returns the folder."""
+def write_run(folder, machine, env_update=None, run=None, **kw):
+    """Write one result folder for `machine`; kw goes to build_rows; `run` replaces the
+    run id (run_id(machine)) on every row, curve and in env.json: a second run of the
+    same machine for compare. Returns the folder."""
     os.makedirs(folder, exist_ok=True)
     rows, curves = build_rows(machine, **kw)
+    if run is not None:
+        for r in rows + curves:
+            r["run_id"] = run
+        env_update = dict({"run_id": run}, **(env_update or {}))
     write_csv(os.path.join(folder, "results.csv"), RESULT_COLUMNS, rows)
     write_csv(os.path.join(folder, "curves.csv"), CURVE_COLUMNS, curves)
     env = env_for(machine)

@@ -180,3 +180,152 @@ def test_same_run_twice_is_rejected(gpu_run, tmp_path, capsys):
     assert render.main([gpu_run, gpu_run, "-o", out]) == 2
     assert "a run may be given only once" in capsys.readouterr().err
     assert not os.path.exists(out)
+
+
+# --- bytes that are not UTF-8 (issue #13, item 9): one line naming the file, the line
+# and the byte, exit 2, for each file of a result folder and for both tools ----------
+
+def _latin1(path, line, old, new):
+    """Replace `old` on line `line` (0-based) by `new` encoded as Latin-1: bytes that are
+    not UTF-8, as a spreadsheet saving 'Windows-1252' would write them. Returns the
+    1-based byte of the first of them in the line."""
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    assert old.encode() in lines[line]
+    lines[line] = lines[line].replace(old.encode(), new.encode("latin-1"), 1)
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines))
+    return next(i for i, b in enumerate(lines[line]) if b >= 0x80) + 1
+
+
+NOT_UTF8 = {
+    # file: (0-based line, text there, its Latin-1 replacement)
+    "results.csv": (3, "gpubox", "gpubox-café"),
+    "curves.csv": (7, "linear-64x1-100k", "linéar-64x1-100k"),
+    "env.json": (None, "bookworm", "bookwörm-é"),
+}
+
+
+def _corrupt(folder, name):
+    line, old, new = NOT_UTF8[name]
+    path = os.path.join(folder, name)
+    if line is None:
+        with open(path, "rb") as f:
+            line = next(i for i, l in enumerate(f.read().split(b"\n")) if old.encode() in l)
+    return path, line + 1, _latin1(path, line, old, new)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_UTF8))
+@pytest.mark.parametrize("tool", ["render", "compare"])
+def test_bytes_that_are_not_utf8_are_one_line_naming_file_and_line(tool, name, gpu_run, tmp_path,
+                                                                   capsys):
+    path, line, col = _corrupt(gpu_run, name)
+    if tool == "render":
+        code = render.main([gpu_run])
+    else:
+        base = fx.write_run(tmp_path / "base", "gpubox", run="20261121-010000-gpubox")
+        code = compare.main([base, gpu_run])
+    assert code == 2
+    captured = capsys.readouterr()
+    # Latin-1 é (0xe9) is a UTF-8 lead byte followed by ASCII; ö (0xf6) never starts one.
+    byte, reason = ("0xf6", "invalid start byte") if name == "env.json" else \
+        ("0xe9", "invalid continuation byte")
+    assert captured.err == (f"{tool}.py: error: {path}: line {line}, byte {col}: not UTF-8 text "
+                            f"({byte}: {reason}; trainbench writes UTF-8: was the file converted "
+                            "or edited in another encoding?)\n")
+    assert captured.out == ""
+    assert not os.path.exists(os.path.join(gpu_run, "report.html"))
+
+
+@pytest.mark.parametrize("name", sorted(NOT_UTF8))
+def test_not_utf8_from_a_real_process_is_no_traceback(name, gpu_run, tmp_path):
+    _corrupt(gpu_run, name)
+    base = fx.write_run(tmp_path / "base", "gpubox", run="20261121-010000-gpubox")
+    for argv in (["render.py", gpu_run], ["compare.py", base, gpu_run]):
+        p = subprocess.run([sys.executable, os.path.join(REPORTS, argv[0]), *argv[1:]],
+                           capture_output=True, text=True)
+        assert p.returncode == 2, p.stderr
+        assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+        assert f"{name}: line " in p.stderr and "not UTF-8 text" in p.stderr
+
+
+MORE_CASES = {
+    # env.json's "\ud800" escape is valid JSON but no character: it could not be written
+    # into the UTF-8 report.
+    "env.json lone surrogate": (
+        lambda d: _replace_in(f"{d}/env.json", "bookworm", "book\\ud800worm"),
+        "env.json: host.os: \\ud800 is an unpaired UTF-16 surrogate, not a character"),
+    "env.json nested too deeply": (lambda d: _write(f"{d}/env.json", "[" * 100_000 + "]" * 100_000),
+                                   "env.json: not an environment capture (JSON nested too deeply)"),
+    "results.csv cell over the csv module's limit": (
+        lambda d: _replace_line(f"{d}/results.csv", 2,
+                                lambda l: l.replace("linear-64x1-100k", "x" * 200_000, 1)),
+        "results.csv: line 3: not CSV (field larger than field limit (131072))"),
+}
+
+
+def _replace_in(path, old, new):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    _write(path, text.replace(old, new, 1))
+
+
+def test_an_unreadable_file_is_one_line(gpu_run, capsys, monkeypatch):
+    """open() failing (permissions; root can read a chmod 0 file, so simulated)."""
+    import load
+
+    def refuse(path, *a, **kw):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(load, "open", refuse, raising=False)
+    assert render.main([gpu_run]) == 2
+    assert capsys.readouterr().err == (f"render.py: error: {gpu_run}/results.csv: cannot read "
+                                       "(Permission denied)\n")
+
+
+@pytest.mark.parametrize("case", sorted(MORE_CASES))
+def test_more_undecodable_input(case, gpu_run, capsys):
+    mutate, message = MORE_CASES[case]
+    mutate(gpu_run)
+    assert render.main([gpu_run]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("render.py: error: ")
+    assert message in err
+
+
+def test_a_byte_order_mark_is_accepted(gpu_run, capsys):
+    """A spreadsheet saving "CSV UTF-8" starts the file with EF BB BF: still UTF-8."""
+    for name in ("results.csv", "curves.csv", "env.json"):
+        path = os.path.join(gpu_run, name)
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(b"\xef\xbb\xbf" + data)
+    assert render.main([gpu_run]) == 0
+
+
+def test_a_line_separator_inside_a_quoted_name_is_one_cell(tmp_path, capsys):
+    """U+2028 and U+0085 are characters of a UTF-8 workload name, not line ends."""
+    name = "lin\u2028ear\u0085x"
+    rows, curves = fx.build_rows("gpubox")
+    for r in rows + curves:
+        if r["workload"] == fx.LINEAR:
+            r["workload"] = name
+    d = tmp_path / "names"
+    d.mkdir()
+    fx.write_csv(d / "results.csv", RESULT_COLUMNS, rows)
+    fx.write_csv(d / "curves.csv", fx.CURVE_COLUMNS, curves)
+    _write(d / "env.json", json.dumps(fx.env_for("gpubox")))
+    from load import load_run
+    assert {r["workload"] for r in load_run(str(d)).rows} == {name, fx.MLP}
+
+
+def test_a_folder_name_that_is_not_utf8_still_renders(gpu_run, tmp_path):
+    """Python keeps such bytes as surrogates; the report and the message show them escaped."""
+    odd = os.path.join(os.fsencode(str(tmp_path)), b"run-\xff")
+    os.rename(os.fsencode(gpu_run), odd)
+    p = subprocess.run([sys.executable, os.path.join(REPORTS, "render.py"), odd],
+                       capture_output=True)
+    assert p.returncode == 0, p.stderr
+    assert b"run-\\udcff/report.html" in p.stdout
+    with open(os.path.join(odd, b"report.html"), "rb") as f:
+        f.read().decode("utf-8")

@@ -26,9 +26,10 @@ CUDA = ("cuda", 1, "0", 16)
 SHUFFLED_LOSS = 0.0123
 
 
-def _write(folder, machine, extra, speed=None, rename=None):
+def _write(folder, machine, extra, speed=None, rename=None, run=None):
     """fixture_data's run plus `extra` = [(key, samples/s, final loss, {column: cell})]
-    configurations of LIN; rename = {old backend: (new name, {column: cell})}."""
+    configurations of LIN; rename = {old backend: (new name, {column: cell})}; run: the
+    run id (default fixture_data.run_id(machine))."""
     os.makedirs(folder, exist_ok=True)
     rows, curves = fx.build_rows(machine, speed=speed)
     for key, sps, loss, cells in extra:
@@ -44,10 +45,15 @@ def _write(folder, machine, extra, speed=None, rename=None):
             if r["backend"] == old:
                 r["backend"] = new
                 r.update({k: v for k, v in cells.items() if k in r})
+    env = fx.env_for(machine)
+    if run is not None:
+        for r in rows + curves:
+            r["run_id"] = run
+        env["run_id"] = run
     fx.write_csv(os.path.join(folder, "results.csv"), fx.RESULT_COLUMNS, rows)
     fx.write_csv(os.path.join(folder, "curves.csv"), fx.CURVE_COLUMNS, curves)
     with open(os.path.join(folder, "env.json"), "w", encoding="utf-8") as f:
-        json.dump(fx.env_for(machine), f)
+        json.dump(env, f)
     return str(folder)
 
 
@@ -96,9 +102,11 @@ def test_two_configurations_differing_only_in_shuffle_are_two_labelled_groups(tm
 def test_compare_keeps_the_two_apart_and_names_the_knob(tmp_path, capsys):
     base = _write(tmp_path / "base", "cpubox", SHUFFLED)
     slow = [(OMP8, 3_000_000.0, *SHUFFLED[0][2:]), SHUFFLED[1]]
-    new = _write(tmp_path / "new", "cpubox", slow)
-    assert compare.main([base, new]) == 1
+    new = _write(tmp_path / "new", "cpubox", slow, run="20261123-020000-cpubox")
+    # cpubox's cpu-ddp ×2 MLP row failed (in both runs): exit 3 comes before the regression's 1.
+    assert compare.main([base, new]) == compare.EXIT_FAILED
     out = capsys.readouterr().out
+    assert "FAIL (exit 1): 1 regression(s)" in out
     regressions = [line for line in out.splitlines() if "REGRESSION" in line]
     assert len(regressions) == 1, out
     assert "cpu-omp" in regressions[0] and "shuffle=true" in regressions[0]
