@@ -13,17 +13,17 @@ repetitions overlap.
 The gate (why both conditions: a CI runner is noisy, and a tiny but consistent
 change is not worth a red build):
   REGRESSION  when  slowdown = 1 − median_new / median_base  >  threshold
-              AND the slowdown is beyond noise, i.e.
+              AND a slowdown beyond the margin is beyond noise, i.e. against the
+              baseline scaled by (1 − margin), margin = max(threshold, CV of either run):
                   Mann-Whitney U one-sided p <= alpha   (needs >= 3 reps per side
                                                          to reach 0.05: 1/C(6,3))
-               OR the ranges do not overlap: max(new) < min(base)
+               OR the ranges do not overlap: max(new) < (1 − margin) × min(base)
                   (decides for 1–2 repetitions; with 1 repetition each there is
                    no noise estimate and the threshold alone decides).
-Under "no change" (an A/A comparison) a configuration with >= 3 repetitions a side
-is called a regression with probability at most alpha (the exact test's level),
-and less: the threshold must fire too. Each configuration is judged at that level,
-so a run of K configurations is called a regression with probability up to
-1 − (1 − alpha)^K (tests/reports/test_gate_aa.py measures it).
+Under "no change" (an A/A comparison) a configuration is called a regression only
+when its noise looks like a slowdown of more than the threshold at level alpha, far
+rarer than alpha; tests/reports/test_gate_aa.py measures the whole-run false-alarm
+rate on realistic noise (docs/decisions.md: why the shifted test).
 
 A gate that compared nothing must not pass, so besides a regression it fails when
 a configuration FAILED in the new run, when a configuration measured in the base
@@ -182,11 +182,21 @@ def judge(base_sps, new_sps, threshold, alpha):
     """Verdict for one configuration; returns a dict with the figures and the verdict."""
     mb, mn = stats.median(base_sps), stats.median(new_sps)
     change = mn / mb - 1.0
-    _, p, _ = stats.mann_whitney_less(new_sps, base_sps)
+    # The noise test asks whether NEW is slower than BASE by more than the threshold
+    # (BASE scaled by 1 − threshold), not merely slower: under no change (A/A) a run of
+    # many configurations is then rarely failed even on a noisy runner (tests/reports/
+    # test_gate_aa.py), at the price of power just past the threshold.
+    # The margin is the threshold, or the repetitions' own spread (the larger coefficient
+    # of variation of the two runs) where that is wider: a change smaller than the noise
+    # cannot be told from it with 3-5 repetitions.
+    margin = max(threshold, stats.cv(base_sps) or 0.0, stats.cv(new_sps) or 0.0)
+    shifted_down = [b * (1.0 - margin) for b in base_sps]
+    shifted_up = [b * (1.0 + margin) for b in base_sps]
+    _, p, _ = stats.mann_whitney_less(new_sps, shifted_down)
     overlap = stats.ranges_overlap(base_sps, new_sps)
-    slower_beyond_noise = p <= alpha or max(new_sps) < min(base_sps)
-    faster_beyond_noise = max(base_sps) < min(new_sps) or \
-        stats.mann_whitney_less(base_sps, new_sps)[1] <= alpha
+    slower_beyond_noise = p <= alpha or max(new_sps) < min(shifted_down)
+    faster_beyond_noise = max(shifted_up) < min(new_sps) or \
+        stats.mann_whitney_less(shifted_up, new_sps)[1] <= alpha
     if -change > threshold and slower_beyond_noise:
         verdict = "REGRESSION"
     elif -change > threshold:

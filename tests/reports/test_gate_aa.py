@@ -1,28 +1,19 @@
-"""A/A test of the regression gate: two runs of the same code are not a regression,
-except at the false-alarm rate the gate's design allows.
+"""A/A test of the regression gate: two runs of the same code are not a regression.
 
 Each seed writes two result folders (BASE, NEW) of K configurations whose samples/s
 are drawn from one lognormal distribution per configuration (median THROUGHPUT, CV
-drawn in [3%, 10%] per configuration: a noisy CI runner), with 3, 4 or 5 repetitions
-per run, and judges them exactly as `compare.py` does (load_run, check_runs,
-compare, gate).
+drawn per configuration: [3%, 10%] for a noisy CI runner, [1%, 3%] for a quiet one),
+with 3, 4 or 5 repetitions per run, and judges them exactly as `compare.py` does
+(load_run, check_runs, compare, gate).
 
-The bound, from the design (compare.py's docstring): a configuration is a REGRESSION
-only when the median slowdown exceeds the threshold AND the slowdown is beyond noise
-(one-sided exact Mann-Whitney U p <= alpha, or disjoint ranges, which with >= 3
-repetitions a side implies p <= alpha). Under A/A the exact test fires with
-probability at most alpha, so per configuration
-    P(false alarm) <= min(P(threshold fires), P(noise test fires)) <= alpha,
-and a run of K independent configurations fails with probability
-    1 - prod(1 - q_c)  <=  1 - (1 - alpha)^K.
-The test measures all of these over SEEDS seeds and checks them, with binomial
-slack (3 standard deviations). It prints the measured rates with pytest -s.
-
-Why a run-level rate that is not small at high CV: every configuration is tested at
-alpha with no correction for the K tests (with 3 repetitions the smallest possible p
-is 1/C(6,3) = 0.05, so a correction would leave the gate blind); the threshold keeps
-the per-configuration rate well below alpha only when the noise is small against it
-(the quiet case below: CV 1-3%, a GPU runner).
+The gate (compare.py's docstring) calls a configuration a REGRESSION when the median
+slowdown exceeds the threshold AND a slowdown *beyond the margin* is beyond noise
+(one-sided exact Mann-Whitney U of NEW against BASE x (1 - margin), p <= alpha, or
+disjoint ranges against it; the margin is the threshold, or the runs' own CV if wider). Testing the shifted hypothesis is what keeps a whole run of
+K = 24 configurations green under A/A on a noisy runner: testing "NEW is slower" at
+alpha per configuration failed about half of such runs (measured: 50% at CV 3-10%).
+The test bounds the whole-run false-alarm rate, and checks that the gate still sees a
+real slowdown (power), so it cannot pass by never firing.
 """
 
 import json
@@ -61,10 +52,10 @@ def _write(folder, run_id, samples):
     return str(folder)
 
 
-def _aa_run(tmp_path, seed, cv_range):
+def _aa_run(tmp_path, seed, cv_range, reps_choice=(3, 4, 5)):
     """One A/A comparison: (exit status, the table's rows)."""
     rng = random.Random(seed)
-    reps = rng.choice([3, 4, 5])
+    reps = rng.choice(reps_choice)
     base, new = {}, {}
     for workload, key in CONFIGS:
         cv = rng.uniform(*cv_range)
@@ -84,44 +75,66 @@ def _slack(p, n):
     return 3 * math.sqrt(max(p * (1 - p), 1e-4) / n)
 
 
-@pytest.mark.parametrize("cv_range,run_bound", [
-    ((0.03, 0.10), None),      # noisy CI runner: bounded by the design only
-    ((0.01, 0.03), 0.10),      # quiet runner: a red A/A build at most 1 time in 10
-], ids=["cv3-10%", "cv1-3%"])
-def test_aa_false_alarm_rate_is_within_the_design_bound(cv_range, run_bound, tmp_path):
+def _margin(base, new):
+    """The threshold, or the larger sample CV of the two runs where that is wider."""
+    def cv(v):
+        m = sum(v) / len(v)
+        return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) / m
+    return max(THRESHOLD, cv(base), cv(new))
+
+
+def _shifted_noise_fires(r_base, r_new):
+    shifted = [b * (1 - _margin(r_base, r_new)) for b in r_base]
+    return (compare.stats.mann_whitney_less(r_new, shifted)[1] <= ALPHA) or max(r_new) < min(shifted)
+
+
+@pytest.mark.parametrize("cv_range,reps,run_bound", [
+    ((0.01, 0.03), (3, 4, 5), 0.01),  # quiet runner (a GPU box): practically never
+    ((0.03, 0.10), (5,), 0.08),       # noisy CI runner: about 1 red build in 20 (measured 0.047)
+    ((0.03, 0.10), (3, 4, 5), 0.10),  # noisy, 3-5 repetitions (measured 0.060)
+], ids=["cv1-3%", "cv3-10%-5reps", "cv3-10%-3to5reps"])
+def test_aa_runs_are_not_called_a_regression(cv_range, reps, run_bound, tmp_path):
     k = len(CONFIGS)
-    failed_runs = alarms = threshold = noise = 0
+    failed_runs = alarms = 0
     codes = set()
     for seed in range(SEEDS):
-        code, rows = _aa_run(tmp_path, seed, cv_range)
+        code, rows = _aa_run(tmp_path / f"s{seed}", seed, cv_range, reps)
         codes.add(code)
         failed_runs += code != compare.EXIT_OK
         assert len(rows) == k and all(r["status"] == "compared" for r in rows)
-        for r in rows:
-            t = -r["change"] > THRESHOLD
-            z = r["p"] <= ALPHA or (not r["overlap"] and r["change"] < 0)
-            a = r["verdict"].startswith("REGRESSION")
-            assert a == (t and z), r          # both must fire, and that is enough
-            threshold += t
-            noise += z
-            alarms += a
-    n_cfg = SEEDS * k
-    q, q_thr, q_noise = alarms / n_cfg, threshold / n_cfg, noise / n_cfg
+        alarms += sum(r["verdict"].startswith("REGRESSION") for r in rows)
     run_rate = failed_runs / SEEDS
-    expected_run = 1 - (1 - q) ** k            # independent configurations
-    design_run = 1 - (1 - ALPHA) ** k
-    print(f"\nA/A {cv_range[0]:.0%}-{cv_range[1]:.0%} CV, {SEEDS} seeds x {k} configurations: "
-          f"per configuration: false alarm {q:.4f}, threshold fired {q_thr:.4f}, noise test "
-          f"fired {q_noise:.4f}; per run: {run_rate:.3f} (independence predicts "
-          f"{expected_run:.3f}; design bound {design_run:.3f})")
+    print(f"\nA/A {cv_range[0]:.0%}-{cv_range[1]:.0%} CV, reps {reps}, {SEEDS} seeds x {k} configurations: "
+          f"false alarms per configuration {alarms / (SEEDS * k):.4f}, runs failed {run_rate:.3f}")
     assert codes <= {compare.EXIT_OK, compare.EXIT_REGRESSION}
-    # The exact test is calibrated: under A/A it fires at most alpha of the time.
-    assert q_noise <= ALPHA + _slack(ALPHA, n_cfg)
-    # The gate's AND: never above either test alone, so never above alpha.
-    assert q <= min(q_thr, q_noise) and q <= ALPHA + _slack(ALPHA, n_cfg)
-    # A run fails when any configuration does: as independent tests predict, and
-    # within 1 - (1 - alpha)^K.
-    assert abs(run_rate - expected_run) <= _slack(expected_run, SEEDS)
-    assert run_rate <= design_run + _slack(design_run, SEEDS)
-    if run_bound is not None:
-        assert run_rate <= run_bound
+    assert run_rate <= run_bound
+
+
+def test_the_gate_calls_a_regression_exactly_when_both_tests_fire():
+    rng = random.Random(5)
+    for _ in range(400):
+        reps, cv = rng.choice([3, 4, 5]), rng.uniform(0.01, 0.10)
+        sigma = math.sqrt(math.log(1 + cv * cv))
+        slow = rng.choice([0.0, 0.04, 0.08, 0.15, 0.3])
+        base = [rng.lognormvariate(0, sigma) for _ in range(reps)]
+        new = [(1 - slow) * rng.lognormvariate(0, sigma) for _ in range(reps)]
+        r = compare.judge(base, new, THRESHOLD, ALPHA)
+        expected = -r["change"] > THRESHOLD and _shifted_noise_fires(base, new)
+        assert r["verdict"].startswith("REGRESSION") == expected, r
+
+
+@pytest.mark.parametrize("slow,reps,cv,min_power", [
+    (0.15, 5, 0.03, 0.95),     # a clear slowdown on a quiet runner is always caught
+    (0.25, 5, 0.05, 0.90),     # a large one on a noisy runner too
+    (0.15, 3, 0.05, 0.40),     # 3 repetitions of noisy data: seen often, not always (0.64)
+])
+def test_a_real_slowdown_is_caught(slow, reps, cv, min_power):
+    rng = random.Random(17)
+    sigma = math.sqrt(math.log(1 + cv * cv))
+    trials, caught = 400, 0
+    for _ in range(trials):
+        base = [rng.lognormvariate(0, sigma) for _ in range(reps)]
+        new = [(1 - slow) * rng.lognormvariate(0, sigma) for _ in range(reps)]
+        caught += compare.judge(base, new, THRESHOLD, ALPHA)["verdict"].startswith("REGRESSION")
+    print(f"\nslowdown {slow:.0%}, {reps} reps, CV {cv:.0%}: caught {caught / trials:.2f}")
+    assert caught / trials >= min_power
