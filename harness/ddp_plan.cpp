@@ -91,6 +91,15 @@ Fault fault_from_env() {
   return f;
 }
 
+void Fault::at_setup(int on_rank) const {
+  if (armed() && kind == "setup" && on_rank == rank) inject_fault(kind, on_rank, 0);
+}
+
+void Fault::before_step(int on_rank, int64_t at_step) const {
+  if (!armed() || kind == "nan" || kind == "setup" || on_rank != rank || at_step != step) return;
+  inject_fault(kind, on_rank, at_step);
+}
+
 bool Fault::nan_at(int on_rank, int64_t at_step) const {
   if (!armed() || kind != "nan" || on_rank != rank || at_step < step) return false;
   if (!announced) announce_fault(kind, on_rank, at_step);

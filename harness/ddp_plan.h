@@ -87,8 +87,13 @@ struct Fault {
   int64_t step = -1;
   std::string kind;
   bool armed() const { return rank >= 0; }
-  // kind nan: whether `rank`'s loss at its step `step` is to be NaN (the fault's step
-  // and every later one); announces the fault at the first such step.
+  // The plan's hooks, called by every trainer that takes faults (cpu-ddp, cuda-ddp,
+  // cpu-hogwild) at the same points:
+  // while the trainer is built: kind setup fails it (throws) on the fault's rank;
+  void at_setup(int rank) const;
+  // before step `step` (1-based) of `rank`: throw, exit, kill or hang there;
+  void before_step(int rank, int64_t step) const;
+  // on the step's loss: kind nan makes it NaN from the fault's step on (announced once).
   bool nan_at(int rank, int64_t step) const;
   mutable bool announced = false;
 };

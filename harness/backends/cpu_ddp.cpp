@@ -45,9 +45,7 @@ class CpuDdpTrainer final : public StepTrainer {
         model_(cfg.model, data, (cfg.batch + comm_->size() - 1) / comm_->size()),
         reducer_(make_mpi_grad_reducer(*comm_, cfg)), fault_(fault_from_env()) {
     reducer_->bind(GradBuffer{model_.grads().data(), nullptr}, model_.layout());
-    if (fault_.armed() && fault_.kind == "setup" && fault_.rank == comm_->rank()) {
-      inject_fault(fault_.kind, comm_->rank(), 0);
-    }
+    fault_.at_setup(comm_->rank());
     if (cfg.deterministic) {
       if (kLeaves % comm_->size() != 0) {
         throw std::invalid_argument("--deterministic: the world size " + std::to_string(comm_->size()) +
@@ -121,9 +119,7 @@ class CpuDdpTrainer final : public StepTrainer {
  private:
   // Step s on this rank's shard of the global batch rows[0, count).
   double step_or_throw(int64_t s, const int64_t* rows, int64_t count) {
-    if (fault_.armed() && fault_.kind != "nan" && fault_.rank == comm_->rank() && fault_.step == steps_) {
-      inject_fault(fault_.kind, comm_->rank(), steps_);
-    }
+    fault_.before_step(comm_->rank(), steps_);
     if (cfg_.deterministic) return deterministic_step(rows, count);
     Stopwatch sw;
     const Shard sh = shard_of(count, comm_->rank(), comm_->size());

@@ -67,6 +67,7 @@ class CudaTrainer final : public Trainer {
       world_size_ = par_.world->size();
     }
     if (world_size_ > 1) fault_ = fault_from_env();
+    fault_.at_setup(rank_);
     devices_ = std::to_string(cfg.device);
     if (world_size_ > 1) {  // cuda-ddp's row names every rank's GPU (a collective: all ranks construct)
       // (GPU, 32-bit hash of the hostname): both exact in a double.
@@ -384,12 +385,8 @@ class CudaTrainer final : public Trainer {
   // epoch's loss all-reduce).
   void maybe_inject_fault(int64_t s) {
     ++steps_;
-    if (!fault_.armed() || fault_.rank != rank_) return;
-    if (fault_.kind == "nan") {
-      if (fault_.nan_at(rank_, steps_)) nan_steps_.push_back(s);
-    } else if (fault_.step == steps_) {
-      inject_fault(fault_.kind, rank_, steps_);
-    }
+    fault_.before_step(rank_, steps_);
+    if (fault_.nan_at(rank_, steps_)) nan_steps_.push_back(s);
   }
 
   // Event-timed phases of every step of the epoch. A graphed step is one launch:
