@@ -75,35 +75,4 @@ void tree_sum(T* v, int k, int64_t n) {
   }
 }
 
-// Fault injection for tests (environment variable TB_FAULT="rank=R,step=S,kind=K",
-// K one of throw, exit, kill, hang, nan): the fault fires on rank R at its S-th
-// training step (1-based, warm-up included); kind setup makes rank R's trainer
-// fail while it is built (before any step), a failure of that rank alone.
-// Every fault is announced on stderr as it fires, with the wall-clock time, so a test
-// can bound how long the job takes to end *after the fault* (not from its start):
-//   trainbench: fault injected at <CLOCK_REALTIME seconds> (kind K on rank R at step S)
-struct Fault {
-  int rank = -1;
-  int64_t step = -1;
-  std::string kind;
-  bool armed() const { return rank >= 0; }
-  // The plan's hooks, called by every trainer that takes faults (cpu-ddp, cuda-ddp,
-  // cpu-hogwild) at the same points:
-  // while the trainer is built: kind setup fails it (throws) on the fault's rank;
-  void at_setup(int rank) const;
-  // before step `step` (1-based) of `rank`: throw, exit, kill or hang there;
-  void before_step(int rank, int64_t step) const;
-  // on the step's loss: kind nan makes it NaN from the fault's step on (announced once).
-  bool nan_at(int rank, int64_t step) const;
-  mutable bool announced = false;
-};
-Fault fault_from_env();
-
-// Prints the "trainbench: fault injected at <seconds> (...)" line and flushes stderr.
-void announce_fault(const std::string& kind, int rank, int64_t step);
-
-// Announces and carries out a throw/exit/kill/hang fault (the message names rank and
-// step), or kind setup: throws "injected fault: rank R failed to set up".
-[[noreturn]] void inject_fault(const std::string& kind, int rank, int64_t step);
-
 }  // namespace tb

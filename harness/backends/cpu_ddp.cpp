@@ -1,6 +1,6 @@
 // harness/backends/cpu_ddp.cpp — `cpu-ddp`: DistributedDataParallel semantics over
 // MPI, one process per rank (launched by mpirun/srun), T OpenMP threads each: a
-// CpuModel (harness/cpu_model.h) + the MPI GradReducer (grad_reducer.h), the CPU twin
+// CpuModel (harness/backends/cpu_model.h) + the MPI GradReducer (grad_reducer.h), the CPU twin
 // of cuda-ddp's CudaModel + NCCL reducer. B rows per global batch, P parameters.
 //
 // Per step: rank r trains its shard (ddp_plan.h shard_of) with gradients scaled by
@@ -16,6 +16,7 @@
 
 #include "harness/backend.h"
 #include "harness/ddp_plan.h"
+#include "harness/fault_plan.h"
 
 #if defined(TB_HAVE_MPI)
 #include <omp.h>
@@ -29,9 +30,10 @@
 #include "harness/backend.h"
 #include "harness/backends/grad_reducer.h"
 #include "harness/comm/mpi_session.h"
-#include "harness/cpu_model.h"
-#include "harness/cpu_trainer_base.h"
+#include "harness/backends/cpu_model.h"
+#include "harness/backends/step_trainer.h"
 #include "harness/ddp_plan.h"
+#include "harness/fault_plan.h"
 #include "harness/rank_data.h"
 
 namespace tb {

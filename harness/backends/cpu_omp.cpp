@@ -1,12 +1,12 @@
 // harness/backends/cpu_omp.cpp — `cpu-omp`: float32 training on OpenMP threads: one
-// CpuModel (harness/cpu_model.h) on the whole batch of B rows. This file is the step
+// CpuModel (harness/backends/cpu_model.h) on the whole batch of B rows. This file is the step
 // (gather, forward + loss, backward, SGD) and its phase timing; all buffers are sized
 // once in the model: no allocation inside the step. Its GPU twin: backends/cuda.cpp.
 #include <omp.h>
 
 #include "harness/backend.h"
-#include "harness/cpu_model.h"
-#include "harness/cpu_trainer_base.h"
+#include "harness/backends/cpu_model.h"
+#include "harness/backends/step_trainer.h"
 
 namespace tb {
 namespace {

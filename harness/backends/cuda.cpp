@@ -39,10 +39,11 @@
 #include "harness/backends/cuda_staging.h"
 #include "harness/backends/cuda_upload.h"
 #include "harness/ddp_plan.h"
+#include "harness/fault_plan.h"
 #include "harness/host_info.h"
 #include "harness/rank_data.h"
-#include "harness/step_losses.h"
-#include "harness/transfer_schedule.h"
+#include "harness/backends/step_losses.h"
+#include "harness/backends/transfer_schedule.h"
 #include "kernels/cuda/check.h"
 
 namespace tb {
@@ -217,7 +218,7 @@ class CudaTrainer final : public Trainer {
         train_step(b, local, rows_of(s), plan.batch, s);
       }
     } else {
-      // Host placement: the double-buffer schedule (harness/transfer_schedule.h).
+      // Host placement: the double-buffer schedule (harness/backends/transfer_schedule.h).
       TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(0), compute_));
       TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(1), compute_));
       for (const StagingOp& op : double_buffer_schedule(plan.num_batches)) {

@@ -37,7 +37,7 @@
 #include <string>
 
 #include "harness/backend.h"
-#include "harness/dp_plan.h"
+#include "harness/backends/cuda_dp_plan.h"
 #include "harness/host_info.h"
 #include "kernels/error.h"
 
@@ -54,9 +54,9 @@
 #include "harness/backends/cuda_dp_comm.h"
 #include "harness/backends/cuda_dp_slots.h"
 #include "harness/backends/cuda_upload.h"
-#include "harness/dp_plan.h"
+#include "harness/backends/cuda_dp_plan.h"
 #include "harness/host_info.h"
-#include "harness/step_losses.h"
+#include "harness/backends/step_losses.h"
 #include "kernels/cuda/check.h"
 
 namespace tb {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/backends/cuda_dp_slots.h"
-#include "harness/dp_plan.h"
+#include "harness/backends/cuda_dp_plan.h"
 #include "kernels/cuda/nccl_check.h"
 
 namespace tb::cuda_dp {

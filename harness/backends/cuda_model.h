@@ -1,5 +1,5 @@
 // harness/backends/cuda_model.h — CudaModel: one GPU's float32 model, the twin of
-// CpuModel (harness/cpu_model.h) with the same method names: stream, cuBLAS handle and
+// CpuModel (harness/backends/cpu_model.h) with the same method names: stream, cuBLAS handle and
 // buffers (P params, grads, velocity; activations rows x out_l; deltas rows x max width),
 // forward, loss, backward with a per-layer "gradient ready" callback, SGD, evaluation.
 // `cuda` = a CudaModel + data placement; cuda-dp's slots are CudaModels.
@@ -15,7 +15,7 @@
 
 #include "harness/backends/cuda_upload.h"
 #include "harness/backends/device_arena.h"
-#include "harness/cpu_model.h"
+#include "harness/backends/cpu_model.h"
 #include "harness/ddp_plan.h"
 #include "harness/model.h"
 

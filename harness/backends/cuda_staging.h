@@ -3,7 +3,7 @@
 // the dataset gets them gathered (shuffled) or copied (consecutive) into one of them:
 // with host placement the copy stream fills buffer s % 2 from the mapped host data
 // while the compute stream trains on the other, the two ordered by each buffer's
-// staged and consumed events (harness/transfer_schedule.h); with device placement a
+// staged and consumed events (harness/backends/transfer_schedule.h); with device placement a
 // gather (or a graphed step) uses buffer 0 on the compute stream.
 #pragma once
 

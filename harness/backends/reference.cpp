@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/cpu_trainer_base.h"
+#include "harness/backends/step_trainer.h"
 #include "harness/backend.h"
 #include "kernels/scalar_math.h"
 

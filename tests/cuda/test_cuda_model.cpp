@@ -1,5 +1,5 @@
 // tests/cuda/test_cuda_model.cpp — CudaModel (harness/backends/cuda_model.h) against its
-// CPU twin CpuModel (harness/cpu_model.h), method by method: the same parameters and
+// CPU twin CpuModel (harness/backends/cpu_model.h), method by method: the same parameters and
 // batch (B rows of a global batch of G, D in, O out) through forward, loss, backward
 // (gradients, and the on_layer order: last layer first) and SGD with momentum and weight
 // decay over several steps; backward from an external dZ; evaluation over ranges; a
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/backends/cuda_model.h"
-#include "harness/cpu_model.h"
+#include "harness/backends/cpu_model.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "tests/harness/test_helpers.h"

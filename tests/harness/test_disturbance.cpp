@@ -40,7 +40,9 @@ TEST(Disturbance, ASpinningNeighbourIsSeen) {
   if (!a.ok) GTEST_SKIP() << "/proc/stat not readable here";
   const pid_t spinner = ::fork();
   if (spinner == 0) {
-    for (volatile unsigned long i = 0;; ++i) {
+    volatile unsigned long spin = 0;
+    for (;;) {
+      spin = spin + 1;
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -70,7 +72,9 @@ TEST(Disturbance, ARowTakenBesideASpinnerIsMarkedAndTheSuiteWarns) {
   if (!tb::cpu_snapshot().ok) GTEST_SKIP() << "/proc/stat not readable here";
   const pid_t spinner = ::fork();
   if (spinner == 0) {
-    for (volatile unsigned long i = 0;; ++i) {
+    volatile unsigned long spin = 0;
+    for (;;) {
+      spin = spin + 1;
     }
   }
   const std::string dir = std::string(TB_TEST_TMPDIR) + "/disturbed";

@@ -1,12 +1,12 @@
 // tests/harness/test_step_losses.cpp — the GPU trainers' epoch result from per-step
-// loss sums (harness/step_losses.h), against hand-computed values.
+// loss sums (harness/backends/step_losses.h), against hand-computed values.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "harness/step_losses.h"
+#include "harness/backends/step_losses.h"
 
 namespace tb {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 
-#include "harness/transfer_schedule.h"
+#include "harness/backends/transfer_schedule.h"
 
 namespace tb {
 namespace {

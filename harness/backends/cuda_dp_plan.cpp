@@ -1,5 +1,5 @@
 // harness/dp_plan.cpp — see dp_plan.h.
-#include "harness/dp_plan.h"
+#include "harness/backends/cuda_dp_plan.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// harness/cpu_model.h — CpuModel: a float32 model on the CPU with every buffer allocated
+// harness/backends/cpu_model.h — CpuModel: a float32 model on the CPU with every buffer allocated
 // once (P parameters, gradients and velocity; acts_[l] B x out_l; deltas B x max width):
 // forward, loss, backward with a per-layer "gradient ready" callback, SGD, evaluation.
 // cpu-omp is this model; cpu-ddp is this model + an MPI GradReducer. Its GPU twin, with

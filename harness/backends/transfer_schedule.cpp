@@ -1,5 +1,5 @@
 // harness/transfer_schedule.cpp — see transfer_schedule.h.
-#include "harness/transfer_schedule.h"
+#include "harness/backends/transfer_schedule.h"
 
 namespace tb {
 

@@ -1,5 +1,5 @@
 // harness/step_losses.cpp — see step_losses.h.
-#include "harness/step_losses.h"
+#include "harness/backends/step_losses.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// harness/dp_plan.h — the pure host logic of `cuda-dp` (backends/cuda_dp.cpp),
+// harness/backends/cuda_dp_plan.h — the pure host logic of `cuda-dp` (backends/cuda_dp.cpp),
 // unit-tested without a GPU (tests/harness/test_dp_plan.cpp):
 //  * how a global batch of B rows is split over G slots: torch.chunk's rule, which
 //    torch.nn.DataParallel's scatter uses (not ddp_plan.h's shard_of);

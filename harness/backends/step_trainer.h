@@ -1,4 +1,4 @@
-// harness/cpu_trainer_base.h — the epoch loop shared by the CPU trainers.
+// harness/backends/step_trainer.h — the epoch loop shared by the CPU trainers.
 // Walks the plan's batches, calls step() on each, stops at the first non-finite
 // loss, and reports every step to the progress callback. GPU trainers implement
 // train_epoch themselves (they must not synchronise per step).

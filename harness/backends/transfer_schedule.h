@@ -1,4 +1,4 @@
-// harness/transfer_schedule.h — the order of operations of double-buffered batch
+// harness/backends/transfer_schedule.h — the order of operations of double-buffered batch
 // staging (cuda backend, --data-placement host), as plain host logic so the CPU
 // tests can check it. Two staging buffers; a copy stream fills buffer s % 2 with
 // batch s while the compute stream trains on batch s - 1. Events order the two

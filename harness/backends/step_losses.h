@@ -1,4 +1,4 @@
-// harness/step_losses.h — an epoch's result from its per-step loss sums, as the GPU
+// harness/backends/step_losses.h — an epoch's result from its per-step loss sums, as the GPU
 // trainers read them back once per epoch (no per-step host synchronisation).
 // sums[s] is step s's summed loss over its rows; the step's loss is
 // sums[s] / (rows of step s x per_row) (per_row: O for the per-element MSE sum, 1 for

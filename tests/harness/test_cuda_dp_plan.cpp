@@ -1,4 +1,4 @@
-// tests/harness/test_dp_plan.cpp — cuda-dp's host logic without a GPU (harness/dp_plan.h):
+// tests/harness/test_dp_plan.cpp — cuda-dp's host logic without a GPU (harness/backends/cuda_dp_plan.h):
 //  * chunk_plan against torch.chunk's rule: a table written by hand (including the
 //    examples of torch.chunk's documentation), then a sweep against a second,
 //    independently written construction;
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "datasets/shuffle.h"
-#include "harness/cpu_model.h"
-#include "harness/dp_plan.h"
+#include "harness/backends/cpu_model.h"
+#include "harness/backends/cuda_dp_plan.h"
 #include "kernels/cpu/axpy.h"
 #include "kernels/error.h"
 #include "test_helpers.h"

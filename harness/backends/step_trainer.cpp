@@ -1,6 +1,6 @@
 // harness/cpu_trainer_base.cpp — see cpu_trainer_base.h: the CPU trainers' epoch loop
 // (one step(s, rows, B) per batch of the plan, stopping at the first non-finite loss).
-#include "harness/cpu_trainer_base.h"
+#include "harness/backends/step_trainer.h"
 
 #include <algorithm>
 #include <cmath>

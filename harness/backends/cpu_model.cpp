@@ -2,7 +2,7 @@
 // Z_l = A_{l-1} W_l^T (GEMM NT) with bias and ReLU fused into one pass; loss and
 // dZ_L fused; backward dW_l = dZ_l^T A_{l-1} (GEMM TN), db_l = column sums,
 // dA_{l-1} = dZ_l W_l (GEMM NN) masked by the ReLU.
-#include "harness/cpu_model.h"
+#include "harness/backends/cpu_model.h"
 
 #include <algorithm>
 #include <cstring>
