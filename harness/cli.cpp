@@ -32,7 +32,7 @@ struct FlagDef {
 constexpr int64_t kMaxCount = 1000000;        // --epochs, --warmup, --reps
 constexpr int64_t kMaxRows = int64_t{1} << 40;  // --samples, --batch
 constexpr int64_t kMaxWidth = int64_t{1} << 30; // one --layers size
-constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes
+constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes, --workers
 constexpr int64_t kMaxDevice = 1023;          // --device, --devices entries
 
 // A 64-bit integer in [min_value, max_value], else a one-line error naming the flag and the range.
@@ -200,6 +200,14 @@ const std::vector<FlagDef>& flag_table() {
          if (v != "faithful" && v != "persistent") bad("--dp-mode", v, "allowed: faithful, persistent");
          f->config.dp_mode = v;
        }},
+      {"--workers", "N", "worker processes updating one shared replica without locks (Hogwild!), 1..4096 "
+                         "(default 1); suites: a list such as 1,2",
+       [](const std::string& v, bool lists, RunFlags* f) {
+         f->workers.clear();
+         for (const std::string& s : lists ? split(v, ',') : std::vector<std::string>{v}) {
+           f->workers.push_back(static_cast<int>(parse_int("--workers", s, 1, kMaxThreads)));
+         }
+       }},
       {"--world-sizes", "N,...", "suites: process counts to launch multi-process backends with (default 1,2)",
        [](const std::string& v, bool lists, RunFlags* f) {
          if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");
@@ -266,9 +274,14 @@ void validate_run_flags(RunFlags* f) {
   if (f->backends.empty()) f->backends = {default_backend()};
   if (f->threads.empty()) f->threads = {hardware_threads()};
   if (f->world_sizes.empty()) f->world_sizes = {1, 2};
+  if (f->workers.empty()) f->workers = {1};
   c.backend = f->backends.front();
+  const BackendTraits traits = traits_of(c.backend);
   // Only backends on CPU threads use --threads; the others record 1.
-  c.threads = traits_of(c.backend).cpu_threads ? f->threads.front() : 1;
+  c.threads = traits.cpu_threads ? f->threads.front() : 1;
+  // --workers is a knob: a backend that does not honour it gives a skipped row.
+  c.workers = f->workers.front();
+  if (traits.parallelism == Parallelism::kSharedMemory) c.world_size = c.workers;
   if (!f->layers_given) {
     c.model.layers = c.model.kind == ModelKind::kLinear ? std::vector<int64_t>{64, 1}
                                                         : std::vector<int64_t>{784, 256, 256, 10};
