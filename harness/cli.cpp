@@ -171,7 +171,8 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool, RunFlags* f) { f->config.bucket_mb = parse_positive("--bucket-mb", v, false); }},
       {"--no-overlap", nullptr, "all-reduce after the backward pass instead of during it",
        [](const std::string&, bool, RunFlags* f) { f->config.overlap = false; }},
-      {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted (default 60)",
+      {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted; cpu-hogwild: "
+       "seconds without a step of any worker before the run fails (default 60)",
        [](const std::string& v, bool, RunFlags* f) { f->config.comm_timeout_s = parse_positive("--comm-timeout", v, false); }},
       {"--deterministic", nullptr,
        "reduce gradients of 12 fixed leaves of the batch in a fixed tree, so results are bitwise "
@@ -372,7 +373,7 @@ std::string run_flags_help(bool for_export) {
   if (for_export) return os.str();
   os << "\nA flag in [brackets] applies to those backends only; set for another backend, the run is a\n"
         "`skipped: FLAG does not apply to BACKEND` row (exit 0). --comm-timeout matters to multi-process\n"
-        "backends only and changes no result. Exit codes: 0 ok, 1 a run failed (its row says why),\n"
+        "backends and cpu-hogwild only and changes no result. Exit codes: 0 ok, 1 a run failed (its row says why),\n"
         "2 bad input (nothing written), 3 a multi-process job was aborted.\n";
   return os.str();
 }

@@ -188,9 +188,7 @@ class HogwildTrainer final : public Trainer {
   std::vector<pid_t> pids_;
   std::vector<bool> reaped_;
   bool reset_optimizer_ = false, in_epoch_ = false;
-  const std::vector<int64_t>* copied_ = nullptr;  // the plan order now in order_
-  const int64_t* copied_data_ = nullptr;
-  int64_t copied_rows_ = -1, worker_steps_ = 0;
+  int64_t worker_steps_ = 0;  // a worker's steps so far, warm-up included (TB_FAULT's step)
   PhaseTimes phases_;
 };
 
@@ -317,11 +315,9 @@ double HogwildTrainer::step(const int64_t* rows, int64_t count, PhaseTimes& ph) 
 EpochResult HogwildTrainer::train_epoch(const EpochPlan& plan, const StepCallback& on_step) {
   if (pids_.empty()) throw std::logic_error("cpu-hogwild: set_params() before train_epoch()");
   in_epoch_ = true;
-  // The workers read the order from the segment; a new order (a shuffled epoch) is copied.
-  if (plan.order != copied_ || plan.order->data() != copied_data_ || plan.rows != copied_rows_) {
-    std::memcpy(order_, plan.order->data(), sizeof(int64_t) * static_cast<size_t>(plan.rows));
-    copied_ = plan.order, copied_data_ = plan.order->data(), copied_rows_ = plan.rows;
-  }
+  // The workers read the epoch's order from the segment (8 bytes a row, copied every epoch:
+  // a caller may refill one vector in place, and the workers cannot see the parent's heap).
+  std::memcpy(order_, plan.order->data(), sizeof(int64_t) * static_cast<size_t>(plan.rows));
   ctl_->command = kEpoch;
   ctl_->batch = plan.batch;
   ctl_->num_batches = plan.num_batches;
