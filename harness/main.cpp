@@ -90,7 +90,7 @@ int cmd_backends(const std::vector<std::string>& args) {
   }
   for (const auto& b : all_backends()) {
     const Availability a = b->availability();
-    std::printf("%-11s %-12s %s\n", b->name().c_str(), a.ok ? "available" : "unavailable:",
+    std::printf("%-10s %-12s %s\n", b->name().c_str(), a.ok ? "available" : "unavailable:",
                 a.ok ? b->description().c_str() : a.reason.c_str());
   }
   return 0;
