@@ -18,6 +18,7 @@ std::unique_ptr<Backend> make_cuda_backend();
 std::unique_ptr<Backend> make_cuda_dp_backend();
 std::unique_ptr<Backend> make_cuda_ddp_backend();
 std::unique_ptr<Backend> make_cpu_ddp_backend();
+std::unique_ptr<Backend> make_cpu_hogwild_backend();
 
 const std::vector<std::unique_ptr<Backend>>& all_backends() {
   static const std::vector<std::unique_ptr<Backend>> list = [] {
@@ -28,6 +29,7 @@ const std::vector<std::unique_ptr<Backend>>& all_backends() {
     v.push_back(make_cuda_dp_backend());
     v.push_back(make_cuda_ddp_backend());
     v.push_back(make_cpu_ddp_backend());
+    v.push_back(make_cpu_hogwild_backend());
     return v;
   }();
   return list;
@@ -55,6 +57,7 @@ const char* parallelism_name(Parallelism p) {
   switch (p) {
     case Parallelism::kDataParallel: return "dp";
     case Parallelism::kDistributed: return "ddp";
+    case Parallelism::kSharedMemory: return "shm";
     case Parallelism::kNone: break;
   }
   return "none";

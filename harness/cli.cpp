@@ -32,7 +32,7 @@ struct FlagDef {
 constexpr int64_t kMaxCount = 1000000;        // --epochs, --warmup, --reps
 constexpr int64_t kMaxRows = int64_t{1} << 40;  // --samples, --batch
 constexpr int64_t kMaxWidth = int64_t{1} << 30; // one --layers size
-constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes
+constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes, --workers
 constexpr int64_t kMaxDevice = 1023;          // --device, --devices entries
 
 // A 64-bit integer in [min_value, max_value], else a one-line error naming the flag and the range.
@@ -171,7 +171,8 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool, RunFlags* f) { f->config.bucket_mb = parse_positive("--bucket-mb", v, false); }},
       {"--no-overlap", nullptr, "all-reduce after the backward pass instead of during it",
        [](const std::string&, bool, RunFlags* f) { f->config.overlap = false; }},
-      {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted (default 60)",
+      {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted; cpu-hogwild: "
+       "seconds without a step of any worker before the run fails (default 60)",
        [](const std::string& v, bool, RunFlags* f) { f->config.comm_timeout_s = parse_positive("--comm-timeout", v, false); }},
       {"--deterministic", nullptr,
        "reduce gradients of 12 fixed leaves of the batch in a fixed tree, so results are bitwise "
@@ -199,6 +200,14 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool, RunFlags* f) {
          if (v != "faithful" && v != "persistent") bad("--dp-mode", v, "allowed: faithful, persistent");
          f->config.dp_mode = v;
+       }},
+      {"--workers", "N", "worker processes updating one shared replica without locks (Hogwild!), 1..4096 "
+                         "(default 1); suites: a list such as 1,2",
+       [](const std::string& v, bool lists, RunFlags* f) {
+         f->workers.clear();
+         for (const std::string& s : lists ? split(v, ',') : std::vector<std::string>{v}) {
+           f->workers.push_back(static_cast<int>(parse_int("--workers", s, 1, kMaxThreads)));
+         }
        }},
       {"--world-sizes", "N,...", "suites: process counts to launch multi-process backends with (default 1,2)",
        [](const std::string& v, bool lists, RunFlags* f) {
@@ -266,9 +275,14 @@ void validate_run_flags(RunFlags* f) {
   if (f->backends.empty()) f->backends = {default_backend()};
   if (f->threads.empty()) f->threads = {hardware_threads()};
   if (f->world_sizes.empty()) f->world_sizes = {1, 2};
+  if (f->workers.empty()) f->workers = {1};
   c.backend = f->backends.front();
+  const BackendTraits traits = traits_of(c.backend);
   // Only backends on CPU threads use --threads; the others record 1.
-  c.threads = traits_of(c.backend).cpu_threads ? f->threads.front() : 1;
+  c.threads = traits.cpu_threads ? f->threads.front() : 1;
+  // --workers is a knob: a backend that does not honour it gives a skipped row.
+  c.workers = f->workers.front();
+  if (traits.parallelism == Parallelism::kSharedMemory) c.world_size = c.workers;
   if (!f->layers_given) {
     c.model.layers = c.model.kind == ModelKind::kLinear ? std::vector<int64_t>{64, 1}
                                                         : std::vector<int64_t>{784, 256, 256, 10};
@@ -359,7 +373,7 @@ std::string run_flags_help(bool for_export) {
   if (for_export) return os.str();
   os << "\nA flag in [brackets] applies to those backends only; set for another backend, the run is a\n"
         "`skipped: FLAG does not apply to BACKEND` row (exit 0). --comm-timeout matters to multi-process\n"
-        "backends only and changes no result. Exit codes: 0 ok, 1 a run failed (its row says why),\n"
+        "backends and cpu-hogwild only and changes no result. Exit codes: 0 ok, 1 a run failed (its row says why),\n"
         "2 bad input (nothing written), 3 a multi-process job was aborted.\n";
   return os.str();
 }

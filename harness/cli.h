@@ -23,13 +23,14 @@ struct RunFlags {
   std::vector<std::string> backends;    // --backend / --backends (one or more)
   std::vector<int> threads;             // --threads: resolved counts (>= 1)
   std::vector<int> world_sizes;         // --world-sizes (suites): ranks for multi-process backends
+  std::vector<int> workers;             // --workers: cpu-hogwild's worker processes (suites: a list)
   std::string out;                      // --out (run: CSV file)
   bool layers_given = false;
   bool samples_given = false;
 };
 
 // Parses flags into `flags`, starting from its current values (suite defaults).
-// `allow_lists`: suite lines may give comma lists for --backends and --threads.
+// `allow_lists`: suite lines may give comma lists for --backends, --threads and --workers.
 void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, RunFlags* flags);
 
 // Checks cross-flag rules (batch <= samples, layers vs model...) and resolves

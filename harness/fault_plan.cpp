@@ -65,7 +65,9 @@ void inject_fault(const std::string& kind, int rank, int64_t step) {
       "injected fault '" + kind + "' on rank " + std::to_string(rank) + " at step " + std::to_string(step);
   std::fprintf(stderr, "trainbench: %s\n", where.c_str());
   std::fflush(stderr);
-  if (kind == "exit") std::exit(3);
+  // A process that dies: no atexit handlers (nor, in a forked cpu-hogwild worker, its
+  // parent's), no MPI_Finalize.
+  if (kind == "exit") std::_Exit(3);
   if (kind == "kill") ::raise(SIGKILL);
   if (kind == "hang") {
     for (;;) ::pause();

@@ -96,7 +96,7 @@ const std::vector<Column>& table() {
        [](const ResultRow& r) { return r.precision; }, nullptr, kKnobTf32},
       {"world_size", T::kInt, R::kSetup, "processes or GPUs", false,
        "ranks × model replicas per rank: 1 for single-device backends, the replicas of cuda-dp, the ranks of "
-       "cpu-ddp and cuda-ddp",
+       "cpu-ddp and cuda-ddp, the worker processes of cpu-hogwild (which share one replica)",
        [](const ResultRow& r) { return std::to_string(r.world_size); }},
       {"devices", T::kString, R::kSetup, "", false,
        "`cpu`, or the GPUs used: `cuda` its GPU (`--device`); `cuda-dp` each replica's GPU (`0,0`: two replicas "
@@ -128,6 +128,9 @@ const std::vector<Column>& table() {
       {"deterministic", T::kBool, R::kKnob, "", true,
        "fixed reduction order: results bitwise equal across runs and world sizes (`--deterministic`)",
        [](const ResultRow& r) { return boolean(r.config.deterministic); }, nullptr, kKnobDeterministic},
+      {"workers", T::kInt, R::kKnob, "processes", true,
+       "cpu-hogwild: worker processes updating one shared replica without locks (`--workers`)",
+       [](const ResultRow& r) { return std::to_string(r.config.workers); }, nullptr, kKnobWorkers},
       // ---- traits: facts about the backend, so readers never need its name
       {"implementation", T::kString, R::kTrait, "", false,
        "`trainbench` for this harness's backends, `pytorch` for the PyTorch peers",
@@ -137,17 +140,23 @@ const std::vector<Column>& table() {
          return trait(r, [](const BackendTraits& t) { return std::string(device_kind_name(t.device)); });
        }},
       {"parallelism", T::kString, R::kTrait, "", false,
-       "`none` (one replica), `dp` (one process, replicas on several devices) or `ddp` (one process per rank)",
+       "`none` (one replica), `dp` (one process, replicas on several devices), `ddp` (one process per rank) or "
+       "`shm` (worker processes sharing one replica in shared memory)",
        [](const ResultRow& r) {
          return trait(r, [](const BackendTraits& t) { return std::string(parallelism_name(t.parallelism)); });
        }},
       {"scaling_base", T::kString, R::kTrait, "", true,
        "the one-replica backend whose world-size-1 row this backend's scaling is measured against (`cuda` for "
-       "cuda-dp and cuda-ddp, `cpu-omp` for cpu-ddp); empty: none, it is one",
+       "cuda-dp and cuda-ddp, `cpu-omp` for cpu-ddp and cpu-hogwild); empty: none, it is one",
        [](const ResultRow& r) { return trait(r, [](const BackendTraits& t) { return t.scaling_base; }); }},
       {"oracle", T::kBool, R::kTrait, "", false,
        "true for the float64 reference that every other backend's final loss is checked against",
        [](const ResultRow& r) { return trait(r, [](const BackendTraits& t) { return boolean(t.oracle); }); }},
+      {"asynchronous", T::kBool, R::kTrait, "", true,
+       "true where updates are applied without synchronisation (Hogwild!: cpu-hogwild, torch-hogwild): not "
+       "reproducible bit for bit nor equal to the reference; reports check its loss within a wider bound "
+       "(README \"Hogwild!\")",
+       [](const ResultRow& r) { return trait(r, [](const BackendTraits& t) { return boolean(t.asynchronous); }); }},
       // ---- repetition
       {"repetition", T::kInt, R::kRepetition, "", false, "0..R-1; each starts again from the seed's parameters",
        [](const ResultRow& r) { return std::to_string(r.repetition); }},

@@ -45,6 +45,7 @@ const std::vector<KnobDef>& knob_defs() {
       {kKnobBucket, "--bucket-mb", [](const RunConfig& c) { return c.bucket_mb != d.bucket_mb; }},
       {kKnobNoOverlap, "--no-overlap", [](const RunConfig& c) { return c.overlap != d.overlap; }},
       {kKnobDeterministic, "--deterministic", [](const RunConfig& c) { return c.deterministic; }},
+      {kKnobWorkers, "--workers", [](const RunConfig& c) { return c.workers != d.workers; }},
   };
   return table;
 }

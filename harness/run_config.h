@@ -36,6 +36,8 @@ struct RunConfig {
   double comm_timeout_s = 60; // a collective slower than this aborts the whole job
   bool deterministic = false; // fixed reduction order: bitwise equal across runs and world sizes
   std::string save_params;    // run: write the final parameters here (harness/params_file.h)
+  // cpu-hogwild: worker processes updating one shared replica (its world_size).
+  int workers = 1;
   // GPU backends.
   int device = 0;                          // CUDA device index (after CUDA_VISIBLE_DEVICES)
   std::string data_placement = "device";   // device: uploaded once; host: streamed from pinned memory
@@ -71,6 +73,7 @@ enum Knob : uint32_t {
   kKnobBucket = 1u << 6,         // --bucket-mb X (X != 25)
   kKnobNoOverlap = 1u << 7,      // --no-overlap
   kKnobDeterministic = 1u << 8,  // --deterministic
+  kKnobWorkers = 1u << 9,        // --workers N (N != 1)
 };
 
 struct KnobDef {

@@ -1,6 +1,6 @@
 // harness/suite_file.cpp — reading suite files (suite.h) and expanding their
 // entries into configurations: one per backend, per thread count for backends on
-// CPU threads and per world size for multi-process ones.
+// CPU threads, per world size for multi-process ones and per --workers value.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -92,13 +92,22 @@ std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries) {
       std::sort(threads.begin(), threads.end());
       threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
       const std::vector<int> worlds = traits.multi_process() ? e.flags.world_sizes : std::vector<int>{1};
-      for (int w : worlds) {
-        for (int t : threads) {
-          RunConfig c = e.flags.config;
-          c.backend = b;
-          c.threads = t;
-          c.world_size = w;
-          configs.push_back(c);
+      // --workers is a knob, so every backend runs each value; one that does not honour
+      // a value other than 1 becomes a skipped row (as in `run`). Shared-memory workers
+      // are the row's world size.
+      std::vector<int> workers = e.flags.workers;
+      std::sort(workers.begin(), workers.end());
+      workers.erase(std::unique(workers.begin(), workers.end()), workers.end());
+      for (int k : workers) {
+        for (int w : worlds) {
+          for (int t : threads) {
+            RunConfig c = e.flags.config;
+            c.backend = b;
+            c.threads = t;
+            c.workers = k;
+            c.world_size = traits.parallelism == Parallelism::kSharedMemory ? k : w;
+            configs.push_back(c);
+          }
         }
       }
     }

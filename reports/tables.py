@@ -10,11 +10,12 @@ scrolling wrapper so wide ones stay usable on a phone.
 from html import escape as esc
 
 import fmt
-from derive import CV_FLAG, LOSS_RTOL, weak_series_label
+from derive import ASYNC_LOSS_RTOL, CV_FLAG, LOSS_RTOL, weak_series_label
 
 MARK_OK = "✓"
 MARK_BAD = "✗ MISMATCH"
 SHARED_BADGE = "shared-device"
+ASYNC_BADGE = "asynchronous"
 
 
 def shared_device(devices):
@@ -50,13 +51,22 @@ def _table(head, body_rows, cls="", row_classes=None):
 
 
 def _loss_cell(g):
+    """The equivalence check's mark; for asynchronous rows the check applied instead."""
     if g.loss_state == "ref":
         return "reference", "ref"
     if g.loss_state == "noref":
         return "no reference", "muted"
+    rel = fmt.rel_err(g.loss_rel_err)
+    if g.loss_state == "unchecked":
+        return (f'asynchronous: not checked <span class="muted">(momentum; {rel})</span>', "muted")
+    if g.asynchronous:
+        if g.loss_state == "match":
+            return (f'asynchronous: {MARK_OK} within {ASYNC_LOSS_RTOL:g} '
+                    f'<span class="muted">({rel})</span>', "good")
+        return f"asynchronous: {MARK_BAD} beyond {ASYNC_LOSS_RTOL:g} ({rel})", "bad"
     if g.loss_state == "match":
-        return f'{MARK_OK} <span class="muted">({fmt.rel_err(g.loss_rel_err)})</span>', "good"
-    return f"{MARK_BAD} ({fmt.rel_err(g.loss_rel_err)})", "bad"
+        return f'{MARK_OK} <span class="muted">({rel})</span>', "good"
+    return f"{MARK_BAD} ({rel})", "bad"
 
 
 def _settings_suffix(g):
@@ -66,6 +76,9 @@ def _settings_suffix(g):
 def _backend_cell(g):
     """The backend in bold, then the settings that tell it from look-alikes (shuffle=true)."""
     html = f"<b>{esc(g.backend)}</b>"
+    if g.asynchronous:
+        html += (f' <span class="warn" title="updates applied without synchronisation (Hogwild!): '
+                 f'not reproducible bit for bit">{ASYNC_BADGE}</span>')
     if g.settings:
         html += f' <span class="setting">{esc(g.settings)}</span>'
     return html
@@ -101,7 +114,10 @@ def workload_table(w):
     head.append("final loss")
     if has_acc:
         head.append("accuracy")
-    head.append(f"vs reference (rel. tol {LOSS_RTOL:g})")
+    tol = f"rel. tol {LOSS_RTOL:g}"
+    if any(g.asynchronous for g in w.groups):
+        tol += f"; {ASYNC_BADGE} {ASYNC_LOSS_RTOL:g}"
+    head.append(f"vs reference ({tol})")
 
     body = []
     for g in w.groups:
@@ -153,6 +169,14 @@ def workload_notes(w):
         notes.append(f"<li>{SHARED_BADGE}: {names} — the devices list repeats a GPU, so "
                      "several replicas share one physical GPU (logical slots); their speedup "
                      "and scaling efficiency are not those of separate GPUs.</li>")
+    asynchronous = [g for g in w.groups if g.asynchronous]
+    if asynchronous:
+        names = ", ".join(esc(g.label(w.multi_host)) for g in asynchronous)
+        notes.append(f"<li>{ASYNC_BADGE}: {names} — worker processes update shared parameters "
+                     "without locks (Hogwild!): not reproducible bit for bit nor equal to the "
+                     f"reference, so the final loss is checked within {ASYNC_LOSS_RTOL:g} of the "
+                     f"reference's instead of {LOSS_RTOL:g}; with momentum on several workers it "
+                     "is not checked.</li>")
     if not w.cpu_base:
         notes.append("<li>No CPU baseline row (ours, device_kind cpu, parallelism none: "
                      "cpu-omp): no speedup vs the CPU.</li>")

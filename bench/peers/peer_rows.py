@@ -151,12 +151,14 @@ def _csv_line(fields):
 
 def peer_traits(backend, device):
     """The trait cells of a peer row, as trainbench writes its own backends' (BackendTraits):
-    torch-ddp is on the GPU with nccl (devices are GPU ids) and on the CPU with gloo."""
+    torch-ddp is on the GPU with nccl (devices are GPU ids) and on the CPU with gloo;
+    torch-hogwild's workers share one model in shared memory, updating it without locks."""
     gpu = backend in ("torch-cuda", "torch-dp") or (backend == "torch-ddp" and device != "cpu")
-    parallelism = {"torch-dp": "dp", "torch-ddp": "ddp"}.get(backend, "none")
+    parallelism = {"torch-dp": "dp", "torch-ddp": "ddp", "torch-hogwild": "shm"}.get(backend, "none")
     base = "" if parallelism == "none" else ("torch-cuda" if gpu else "torch-cpu")
     return {"implementation": "pytorch", "device_kind": "gpu" if gpu else "cpu",
-            "parallelism": parallelism, "scaling_base": base, "oracle": "false"}
+            "parallelism": parallelism, "scaling_base": base, "oracle": "false",
+            "asynchronous": boolean(backend == "torch-hogwild")}
 
 
 def peer_knobs(backend):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch peer: train an exported trainbench workload with PyTorch and append
-result rows (backend torch-cpu, torch-cuda, torch-dp, torch-ddp) to a trainbench
-results.csv (created, with the header reports/load.py reads, when it does not exist).
+result rows (backend torch-cpu, torch-cuda, torch-dp, torch-ddp, torch-hogwild) to a
+trainbench results.csv (created, with the header reports/load.py reads, when it does not exist).
 
 The export (`trainbench export ... --out DIR`, formats in harness/export.h) fixes
 the data, the initial parameters and the row order of every epoch, so PyTorch
@@ -19,6 +19,7 @@ loss (and accuracy) over the whole set and the sum of the parameters.
 Usage:
   pytorch_train.py EXPORT_DIR --results RESULTS.csv [--threads 1,all] [--devices auto]
                    [--warmup W] [--reps R] [--run-id ID] [--save-params FILE]
+  pytorch_train.py EXPORT_DIR --results RESULTS.csv --devices hogwild --workers 1,2 [--threads T]
   torchrun --nnodes 1 --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:PORT --nproc_per_node N
            pytorch_train.py EXPORT_DIR --results RESULTS.csv --devices ddp
            [--ddp-backend gloo|nccl] [--threads T] ...
@@ -39,6 +40,9 @@ its shard of every global batch, as trainbench's cpu-ddp / cuda-ddp do
 (harness/ddp_plan.cpp shard_of); only rank 0 writes rows. nccl with fewer GPUs
 than ranks (or not under torchrun at all) writes one `skipped:` row.
 
+torch-hogwild (--devices hogwild, torch_hogwild.py): torch.multiprocessing workers
+sharing the model's parameters (Hogwild!), once per --workers value, T threads each.
+
 Without an importable torch every row is `skipped: python3-torch not importable
 (...)`.
 """
@@ -58,6 +62,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from peer_export import BadInput, load_export, read_data, read_orders, read_params, write_params  # noqa: E402
 from peer_rows import Results, base_row, curve_row, fmt_num, identity, record_env  # noqa: E402
+import torch_hogwild  # noqa: E402
 
 EVAL_CHUNK = 4096  # rows per forward pass when measuring the final loss
 
@@ -483,8 +488,10 @@ def main(argv):
                          "when absent; its folder must exist)")
     ap.add_argument("--threads", help="torch-cpu thread counts, e.g. 1,all (default: the export's)")
     ap.add_argument("--devices", default="auto",
-                    help="cpu, cuda, dp, ddp, or auto (cpu, plus cuda and dp: a row each, ok or "
-                         "skipped; default). ddp runs under torchrun (one process per rank)")
+                    help="cpu, cuda, dp, ddp, hogwild, or auto (cpu, plus cuda and dp: a row each, ok "
+                         "or skipped; default). ddp runs under torchrun (one process per rank)")
+    ap.add_argument("--workers", default="2",
+                    help="--devices hogwild: worker processes, a list such as 1,2 (default 2)")
     ap.add_argument("--ddp-backend", default="gloo", choices=("gloo", "nccl"),
                     help="--devices ddp: gloo on the CPU (default) or nccl, one GPU per rank")
     ap.add_argument("--world-size", type=int,
@@ -497,8 +504,11 @@ def main(argv):
     try:
         w = load_export(args.export_dir)
         results = Results(args.results)
-        if args.devices not in ("auto", "cpu", "cuda", "dp", "ddp"):
-            raise BadInput(f"--devices: invalid value '{args.devices}' (allowed: auto, cpu, cuda, dp, ddp)")
+        if args.devices not in ("auto", "cpu", "cuda", "dp", "ddp", "hogwild"):
+            raise BadInput(f"--devices: invalid value '{args.devices}' (allowed: auto, cpu, cuda, dp, ddp, hogwild)")
+        workers = [int(v) for v in args.workers.split(",") if v.isdigit() and 1 <= int(v) <= 4096]
+        if not workers or len(workers) != len(args.workers.split(",")):
+            raise BadInput(f"--workers: invalid value '{args.workers}' (expected integers 1..4096, e.g. 1,2)")
         if args.world_size is not None and args.world_size < 1:
             raise BadInput("--world-size must be >= 1")
         threads = parse_threads(args.threads) if args.threads else [int(w["threads"])]
@@ -519,6 +529,12 @@ def main(argv):
                     results.append(dict(base_row(w, ident, "torch-ddp", threads[-1], "cpu", args.warmup),
                                         world_size=str(world), status=why))
                     print(f"torch-ddp {w['workload']}: {why}")
+                return 0
+            if args.devices == "hogwild":
+                for n in workers:
+                    results.append(dict(base_row(w, ident, "torch-hogwild", threads[-1], "cpu", args.warmup),
+                                        world_size=str(n), workers=str(n), status=why))
+                print(f"torch-hogwild {w['workload']}: {why}")
                 return 0
             for t in threads:
                 results.append(dict(base_row(w, ident, "torch-cpu", t, "cpu", args.warmup), status=why))
@@ -543,6 +559,11 @@ def main(argv):
         return 0 if run_ddp(torch, w, data, init, orders, threads[-1], args, results, ident) else 1
     record_env(args.results, torch, threads, argv)
     ok = True
+    if args.devices == "hogwild":
+        for n in workers:
+            ok &= torch_hogwild.run_hogwild(sys.modules[__name__], torch, w, data, init, orders, threads[-1], n,
+                                            args, results, ident)
+        return 0 if ok else 1
     if args.devices in ("auto", "cpu"):
         for t in threads:
             ok &= run_config(torch, w, data, init, orders, torch.device("cpu"), t, args, results,

@@ -6,6 +6,10 @@ the entry's --threads values (and on CUDA when PyTorch sees a GPU; torch-dp rows
 run or skipped), append the rows to RESULTS_DIR/results.csv (and curves.csv), and
 remove the export.
 
+torch-hogwild: every entry that runs cpu-hogwild is also trained by PyTorch's Hogwild!
+(torch.multiprocessing workers sharing the model, bench/peers/torch_hogwild.py) at the
+entry's --workers (else 2) and the last of its --threads.
+
 torch-ddp: every entry that runs cpu-ddp is also trained by torch
 DistributedDataParallel over gloo on the CPU, one process per rank launched with
 `torchrun --nnodes 1 --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:PORT
@@ -39,7 +43,7 @@ import sys
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIST_FLAGS = {"--backend", "--backends", "--threads", "--world-sizes"}  # not export flags
+LIST_FLAGS = {"--backend", "--backends", "--threads", "--world-sizes", "--workers"}  # not export flags
 NO_VALUE = {"--shuffle", "--drop-last", "--no-overlap", "--deterministic"}
 
 
@@ -139,9 +143,14 @@ def peer_runs(args, backends, lists, only):
     script = os.path.join(HERE, "pytorch_train.py")
     runs = []
     ddp = {"cpu-ddp", "cuda-ddp"} & set(backends)
-    if args.devices != "ddp" and ("cpu-omp" in backends or (only is not None and not ddp)):
+    hogwild = "cpu-hogwild" in backends
+    if args.devices not in ("ddp", "hogwild") and (
+            "cpu-omp" in backends or (only is not None and not ddp and not hogwild)):
         runs.append([args.python, script, "--threads", lists.get("--threads", "all"),
                      "--devices", args.devices])
+    if hogwild and args.devices in ("auto", "hogwild"):
+        runs.append([args.python, script, "--threads", lists.get("--threads", "all").split(",")[-1],
+                     "--devices", "hogwild", "--workers", lists.get("--workers") or "2"])
     if args.devices not in ("auto", "ddp"):
         return runs
     worlds = [int(v) for v in (lists.get("--world-sizes") or "2").split(",") if v.strip().isdigit()]
@@ -165,9 +174,10 @@ def main(argv):
     ap.add_argument("--results", required=True, help="the suite's output folder (holds results.csv)")
     ap.add_argument("--trainbench", default=os.environ.get("TB_TRAINBENCH", "build/trainbench"))
     ap.add_argument("--only", help="comma list of entry names (default: every entry running "
-                                   "cpu-omp, cpu-ddp or cuda-ddp)")
+                                   "cpu-omp, cpu-ddp, cuda-ddp or cpu-hogwild)")
     ap.add_argument("--devices", default="auto",
-                    help="auto (default), cpu, cuda, dp (pytorch_train.py's), or ddp: torch-ddp only")
+                    help="auto (default), cpu, cuda, dp (pytorch_train.py's), ddp: torch-ddp only, or "
+                         "hogwild: torch-hogwild only")
     ap.add_argument("--python", default=sys.executable, help="interpreter for pytorch_train.py")
     args = ap.parse_args(argv[1:])
     csv_path = os.path.join(args.results, "results.csv")

@@ -37,12 +37,21 @@ CpuModel::CpuModel(const ModelSpec& m, const Dataset& data, int64_t max_rows)
 }
 
 void CpuModel::set_params(const std::vector<float>& params) {
-  params_ = params;
+  if (static_cast<int64_t>(params.size()) != layout_.total) {
+    throw std::invalid_argument("CpuModel::set_params: " + std::to_string(params.size()) + " values for " +
+                                std::to_string(layout_.total) + " parameters");
+  }
+  std::copy(params.begin(), params.end(), param_data());
   std::fill(velocity_.begin(), velocity_.end(), 0.0f);
 }
 
+void CpuModel::bind_params(float* p) {
+  bound_ = p;
+  std::vector<float>().swap(params_);
+}
+
 void CpuModel::update(const Sgd& sgd) {
-  cpu::sgd_update(params_.data(), grad_.data(), velocity_.data(), layout_.total, sgd.lr, sgd.momentum,
+  cpu::sgd_update(param_data(), grad_.data(), velocity_.data(), layout_.total, sgd.lr, sgd.momentum,
                   sgd.weight_decay);
 }
 
@@ -75,8 +84,8 @@ void CpuModel::forward(const float* x, int64_t count) {
     const LayerView& v = layout_.layers[l];
     const float* a = l == 0 ? x : acts_[l].data();
     float* z = acts_[l + 1].data();
-    cpu::gemm(false, true, count, v.out, v.in, 1.0f, a, v.in, &params_[v.w_offset], v.in, 0.0f, z, v.out);
-    cpu::bias_act_forward(z, &params_[v.b_offset], count, v.out, /*relu=*/l + 1 < L);
+    cpu::gemm(false, true, count, v.out, v.in, 1.0f, a, v.in, param_data() + v.w_offset, v.in, 0.0f, z, v.out);
+    cpu::bias_act_forward(z, param_data() + v.b_offset, count, v.out, /*relu=*/l + 1 < L);
   }
 }
 
@@ -103,7 +112,7 @@ void CpuModel::backward(const float* x, int64_t count, const std::function<void(
     cpu::column_sum(delta_.data(), count, v.out, &grad_[v.b_offset]);
     if (on_layer) on_layer(l);
     if (l == 0) break;
-    cpu::gemm(false, false, count, v.in, v.out, 1.0f, delta_.data(), v.out, &params_[v.w_offset], v.in, 0.0f,
+    cpu::gemm(false, false, count, v.in, v.out, 1.0f, delta_.data(), v.out, param_data() + v.w_offset, v.in, 0.0f,
               delta_prev_.data(), v.in);
     cpu::relu_backward(delta_prev_.data(), a, count, v.in);
     delta_.swap(delta_prev_);
@@ -117,7 +126,7 @@ bool CpuModel::has_fused_step() const {
 double CpuModel::fused_step(const BatchView& b, int64_t count, int64_t global_rows) {
   const LayerView& v = layout_.layers[0];
   const float inv = 1.0f / static_cast<float>(global_rows * v.out);
-  return cpu::linear_mse_step(b.x, b.y, count, v.in, v.out, &params_[v.w_offset], &params_[v.b_offset], inv,
+  return cpu::linear_mse_step(b.x, b.y, count, v.in, v.out, param_data() + v.w_offset, param_data() + v.b_offset, inv,
                               &grad_[v.w_offset], &grad_[v.b_offset]) /
          static_cast<double>(v.out);
 }

@@ -1,7 +1,8 @@
 // harness/backends/cpu_model.h — CpuModel: a float32 model on the CPU with every buffer allocated
 // once (P parameters, gradients and velocity; acts_[l] B x out_l; deltas B x max width):
 // forward, loss, backward with a per-layer "gradient ready" callback, SGD, evaluation.
-// cpu-omp is this model; cpu-ddp is this model + an MPI GradReducer. Its GPU twin, with
+// cpu-omp is this model; cpu-ddp is this model + an MPI GradReducer; cpu-hogwild's workers
+// are copies of it whose parameters are bound to one shared buffer. Its GPU twin, with
 // the same method names: backends/cuda_model.h. Shapes: B rows, D in, O out, P params.
 #pragma once
 
@@ -43,10 +44,18 @@ class CpuModel {
   // max_rows: the largest batch (or shard) step() will see.
   CpuModel(const ModelSpec& model, const Dataset& data, int64_t max_rows);
 
+  // The model's own parameter storage (empty once bind_params() moved them elsewhere).
   std::vector<float>& params() { return params_; }
   const std::vector<float>& params() const { return params_; }
-  // Replaces the parameters (P) and zeroes the optimizer state.
+  // Replaces the parameters (P, copied into the bound storage when bound) and zeroes
+  // the optimizer state.
   void set_params(const std::vector<float>& params);
+  // Parameters in storage the model does not own: P floats at p (cpu-hogwild: a shared
+  // memory segment other processes update at the same time, without locks). Forward,
+  // backward, update and evaluation then read and write p; the own storage is freed.
+  void bind_params(float* p);
+  float* param_data() { return bound_ ? bound_ : params_.data(); }
+  const float* param_data() const { return bound_ ? bound_ : params_.data(); }
   std::vector<float>& grads() { return grad_; }
   const ParamLayout& layout() const { return layout_; }
 
@@ -86,6 +95,7 @@ class CpuModel {
   std::vector<int32_t> labels_;
   std::vector<std::vector<float>> acts_;  // acts_[0] unused: the input is read in place or from x_
   std::vector<float> delta_, delta_prev_, params_, grad_, velocity_;
+  float* bound_ = nullptr;  // bind_params(): the parameters live there
 };
 
 }  // namespace tb

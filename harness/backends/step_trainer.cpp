@@ -1,4 +1,4 @@
-// harness/cpu_trainer_base.cpp — see cpu_trainer_base.h: the CPU trainers' epoch loop
+// harness/backends/step_trainer.cpp — see step_trainer.h: the CPU trainers' epoch loop
 // (one step(s, rows, B) per batch of the plan, stopping at the first non-finite loss).
 #include "harness/backends/step_trainer.h"
 

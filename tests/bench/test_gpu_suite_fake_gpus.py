@@ -5,7 +5,8 @@ execute mode, tests/cuda_trace/trace_shim_exec.h), then the report and
 bench/gpu_targets.py read the results (with the NCCL all-reduce sweep that `make bench`
 runs beside the suite, here on the same 8 fake GPUs). Checks: every row `ok` (the cuda-ddp world sizes
 1-8 and cuda-dp on 2, 4 and 8 devices included, none skipped); every backend's final
-loss within the README's 1e-3 of `reference` where the workload has one, and cuda-dp /
+loss within the README's 1e-3 of `reference` where the workload has one (asynchronous
+rows, cpu-hogwild: within 5%), and cuda-dp /
 cuda-ddp within it of `cuda` where it has not; the report has its GPU sections; the
 sweep's check passes and its CSV gives gpu_targets.py the in-training busbw rows a
 verdict. Timings under the shim mean nothing and are not looked at.
@@ -29,6 +30,7 @@ TRAINBENCH = os.environ.get("TB_TRAINBENCH", os.path.join(REPO, "build", "trainb
 SHIM = os.path.join(os.path.dirname(TRAINBENCH), "tests", "libtb_cuda_trace_shim.so")
 SWEEP = os.path.join(os.path.dirname(TRAINBENCH), "bench", "tb_bench_allreduce_nccl")
 LOSS_RTOL = 1e-3  # README: matches reference
+ASYNC_LOSS_RTOL = 0.05  # README "Hogwild!": rows whose asynchronous column is true
 
 
 def scaled(path):
@@ -92,6 +94,10 @@ def losses(rows):
     return {k: statistics.median(v) for k, v in by.items()}
 
 
+def asynchronous(rows):
+    return {r["backend"] for r in rows if r.get("asynchronous") == "true"}
+
+
 def rel(a, b):
     return abs(a - b) / max(abs(b), 1e-12)
 
@@ -109,7 +115,8 @@ def test_final_losses_match_reference_or_cuda(run):
             want, against = base[workload], "cuda"
         else:
             continue
-        assert rel(loss, want) <= LOSS_RTOL, (workload, backend, world, devices, threads, loss, against, want)
+        tol = ASYNC_LOSS_RTOL if backend in asynchronous(rows) else LOSS_RTOL
+        assert rel(loss, want) <= tol, (workload, backend, world, devices, threads, loss, against, want)
         checked += 1
     gpu_checked = {k[1] for k in med if k[0] in ref or (k[1] in ("cuda-dp", "cuda-ddp") and k[0] in base)}
     assert {"cuda", "cuda-dp", "cuda-ddp"} <= gpu_checked

@@ -50,6 +50,7 @@ TEST(BackendTraits, AKnobIsRefusedByNameExactlyWhenTheBackendDoesNotHonourIt) {
         case kKnobBucket: c.bucket_mb = 4; break;
         case kKnobNoOverlap: c.overlap = false; break;
         case kKnobDeterministic: c.deterministic = true; break;
+        case kKnobWorkers: c.workers = 2; break;
         default: FAIL() << "knob " << k.flag << " has no case here: add one";
       }
       ASSERT_TRUE(k.is_set(c)) << k.flag;

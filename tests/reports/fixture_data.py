@@ -88,12 +88,15 @@ TRAITS = {
     "cuda": ("trainbench", "gpu", "none", "", "false"),
     "cuda-dp": ("trainbench", "gpu", "dp", "cuda", "false"),
     "cuda-ddp": ("trainbench", "gpu", "ddp", "cuda", "false"),
+    "cpu-hogwild": ("trainbench", "cpu", "shm", "cpu-omp", "false"),
 }
+ASYNCHRONOUS = {"cpu-hogwild"}  # the asynchronous trait
 KNOBS = {
     "cpu-ddp": dict(bucket_mb="25", overlap="true", deterministic="false"),
     "cuda": dict(data_placement="device", cuda_graph="false"),
     "cuda-dp": dict(dp_mode="faithful", dp_devices=""),
     "cuda-ddp": dict(data_placement="device", bucket_mb="25", overlap="true"),
+    "cpu-hogwild": dict(workers="1"),
 }
 GPUS = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 85_520_809_984,
          "sm_count": 132, "compute_capability": "9.0"} for i in range(4)]
@@ -136,7 +139,8 @@ def result_row(machine, workload, key, rep, sps, loss, status="ok", settings=Non
                precision="fp64" if backend == "reference" else "fp32",
                world_size=ws, devices=devices, threads=threads, **KNOBS.get(backend, {}),
                implementation=impl, device_kind=device_kind, parallelism=parallelism,
-               scaling_base=scaling_base, oracle=oracle, repetition=rep, status=status)
+               scaling_base=scaling_base, oracle=oracle,
+               asynchronous="true" if backend in ASYNCHRONOUS else "false", repetition=rep, status=status)
     row.update(settings or {})
     metrics = ["train_time_s", "samples_per_s", "forward_s", "backward_s", "optimizer_s",
                "transfer_s", "comm_s", "allreduce_bytes_per_step", "comm_busbw_gbps", "final_loss",
