@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <string>
 
@@ -63,5 +64,14 @@ inline std::string mpirun(int np) {
   for (const std::string& w : mpirun_prefix(np)) s += w + " ";
   return s;
 }
+
+#if defined(TB_TEST_TMPDIR)
+// A fresh path NAME under the tests' scratch folder (whatever was there is removed).
+inline std::string tmp(const std::string& name) {
+  const std::filesystem::path p = std::filesystem::path(TB_TEST_TMPDIR) / name;
+  std::filesystem::remove_all(p);
+  return p.string();
+}
+#endif
 
 }  // namespace tb::test

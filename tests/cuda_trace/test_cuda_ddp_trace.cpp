@@ -162,7 +162,9 @@ TEST(CudaDdpTrace, OneGpuPerTaskRunsTwoRanksOnOneGpuAreRefused) {
     ASSERT_FALSE(t.empty()) << where;
     EXPECT_NO_PROBLEMS(check_all(t));
     for (const Call& c : t) {
-      if (c.has("sdev")) EXPECT_EQ(c.num("sdev"), 0) << "rank " << rank << ": " << c.line;
+      if (c.has("sdev")) {
+        EXPECT_EQ(c.num("sdev"), 0) << "rank " << rank << ": " << c.line;
+      }
     }
   }
   const TracedRun shared = traced("cuda-ddp-shared", args, 1, "", tb::test::mpirun(2));

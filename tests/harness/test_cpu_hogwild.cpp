@@ -61,20 +61,7 @@ RunConfig config(std::vector<int64_t> layers, Task task, int64_t batch, double l
   return c;
 }
 
-struct Case {
-  std::vector<int64_t> layers;
-  Task task;
-  int64_t n, batch;
-  int threads;
-  bool shuffle;
-  double momentum, weight_decay;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << "layers";
-  for (int64_t l : c.layers) *os << ' ' << l;
-  *os << ", n " << c.n << ", batch " << c.batch << ", threads " << c.threads;
-}
+using test::Case;  // tests/harness/test_helpers.h
 
 class OneWorkerIsCpuOmp : public ::testing::TestWithParam<Case> {};
 

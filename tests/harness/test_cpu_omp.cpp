@@ -38,20 +38,7 @@ Trained train(const std::string& backend, const Dataset& data, const RunConfig& 
   return out;
 }
 
-struct Case {
-  std::vector<int64_t> layers;
-  Task task;
-  int64_t n, batch;
-  int threads;
-  bool shuffle;
-  double momentum, weight_decay;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << "layers";
-  for (int64_t l : c.layers) *os << ' ' << l;
-  *os << ", n " << c.n << ", batch " << c.batch << ", threads " << c.threads;
-}
+using test::Case;  // tests/harness/test_helpers.h
 
 class CpuOmpMatchesReference : public ::testing::TestWithParam<Case> {};
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <vector>
 
 #include "datasets/synthetic.h"
@@ -38,6 +39,22 @@ inline double max_rel_err(const std::vector<float>& a, const std::vector<float>&
     m = e > m ? e : m;
   }
   return m;
+}
+
+// One training case of the backend-against-backend tests (cpu-omp, cpu-hogwild).
+struct Case {
+  std::vector<int64_t> layers;
+  Task task;
+  int64_t n, batch;
+  int threads;
+  bool shuffle;
+  double momentum, weight_decay;
+};
+
+inline void PrintTo(const Case& c, std::ostream* os) {
+  *os << "layers";
+  for (int64_t l : c.layers) *os << ' ' << l;
+  *os << ", n " << c.n << ", batch " << c.batch << ", threads " << c.threads;
 }
 
 }  // namespace tb::test

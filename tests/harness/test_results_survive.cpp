@@ -35,11 +35,7 @@ using tb::test::ShellResult;
 const auto& run = tb::test::trainbench;
 using Clock = std::chrono::steady_clock;
 
-std::string tmp(const std::string& name) {
-  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
-  fs::remove_all(p);
-  return p.string();
-}
+using tb::test::tmp;  // tests/shell.h
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

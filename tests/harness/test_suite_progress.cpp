@@ -17,11 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string tmp(const std::string& name) {
-  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
-  fs::remove_all(p);
-  return p.string();
-}
+using tb::test::tmp;  // tests/shell.h
 
 // Output of `cmd` run on a pseudo-terminal (util-linux `script`), CI unset.
 std::string on_a_terminal(const std::string& cmd) {

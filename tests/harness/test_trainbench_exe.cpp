@@ -24,11 +24,7 @@ namespace fs = std::filesystem;
 using Result = tb::test::ShellResult;
 const auto& run = tb::test::trainbench;
 
-std::string tmp(const std::string& name) {
-  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
-  fs::remove_all(p);
-  return p.string();
-}
+using tb::test::tmp;  // tests/shell.h
 
 std::vector<std::string> lines(const std::string& path) {
   std::ifstream in(path);

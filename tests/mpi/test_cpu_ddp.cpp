@@ -31,11 +31,7 @@ const auto& sh = tb::test::shell;
 
 using tb::test::mpirun;
 
-std::string tmp(const std::string& name) {
-  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
-  fs::remove_all(p);
-  return p.string();
-}
+using tb::test::tmp;  // tests/shell.h
 
 // 203 rows, batch 26: 8 batches, the last of 21 rows; 26 and 21 split unevenly over 3 ranks.
 const std::string kWorkload =

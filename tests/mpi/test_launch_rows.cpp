@@ -17,11 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string tmp(const std::string& name) {
-  const fs::path p = fs::path(TB_TEST_TMPDIR) / name;
-  fs::remove_all(p);
-  return p.string();
-}
+using tb::test::tmp;  // tests/shell.h
 
 std::string field(const std::string& row, const char* name) {
   const std::vector<std::string> h = tb::results_header();
