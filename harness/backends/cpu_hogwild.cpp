@@ -1,10 +1,8 @@
 // harness/backends/cpu_hogwild.cpp — `cpu-hogwild`: Hogwild! (Niu et al., 2011) as
-// torch.multiprocessing trains it: --workers N processes, forked from this one, share one
-// parameter buffer (P floats in a memfd segment) and each applies its SGD update to it in
-// place, without locks, from gradients computed on the parameters as it reads them; T
-// OpenMP threads per worker; momentum per worker (torch's per-process optimizer).
-// Worker w trains batches w, w+N, w+2N, ... of every epoch's order (B rows each, the
-// short last batch kept), so the workers together make one pass per epoch, as every backend.
+// torch.multiprocessing runs it: --workers N forked processes, T OpenMP threads each, share
+// one parameter buffer (P floats, a memfd) and apply SGD to it in place without locks, each
+// with its own momentum. Worker w trains batches w, w+N, ... of every epoch's order (B rows,
+// the short last one kept): together one pass per epoch. README "Hogwild!".
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <omp.h>
@@ -232,7 +230,7 @@ void HogwildTrainer::worker_main(int w, pid_t parent, uint32_t seen) {
       seen = g;
       if (ctl_->command == kExit) break;
       worker_epoch(w);
-      slots_[w].done_gen.store(g, std::memory_order_relaxed);
+      slots_[w].done_gen.store(g, std::memory_order_release);  // publishes the slot's figures
       ctl_->done.fetch_add(1, std::memory_order_release);
       futex_wake(&ctl_->done);
     }

@@ -1,9 +1,7 @@
-// tests/harness/test_cpu_hogwild.cpp — cpu-hogwild's numbers. One worker is cpu-omp bit
-// for bit (parameters, per-epoch losses, final loss; linear and MLP, shuffled, momentum and
-// weight decay, 1 and 2 threads), forked after this process's OpenMP pool exists. Two and
-// three workers are asynchronous: their final loss is within kAsyncLossRelTol of the
-// reference's on linear regression and an MLP, and on a least-squares CSV within it of the
-// optimum that a naive normal-equations solve gives.
+// tests/harness/test_cpu_hogwild.cpp — cpu-hogwild's numbers: one worker is cpu-omp bit for
+// bit (linear and MLP, shuffled, momentum, weight decay, 1-2 threads), forked after this
+// process's OpenMP pool exists; 2 and 3 workers end within kAsyncLossRelTol of the
+// reference's loss, and on a least-squares CSV of the normal-equations optimum.
 #include <gtest/gtest.h>
 
 #include <omp.h>

@@ -1,10 +1,8 @@
-// tests/harness/test_cpu_hogwild_exe.cpp — cpu-hogwild through the trainbench executable:
-// its rows (world_size = workers, the workers knob, traits shm and asynchronous), one worker
-// saving cpu-omp's parameter file byte for byte, --workers as a knob (a skipped row on
-// cpu-omp, a list in suites), and faults: a worker that throws, exits, is killed, hangs,
-// turns NaN or fails at setup ends the run with exit 1 and one `failed:` row, within 20 s
-// of the fault, leaving no process and nothing in /dev/shm; a parent killed with -9
-// takes its workers (and so the shared segment) with it.
+// tests/harness/test_cpu_hogwild_exe.cpp — cpu-hogwild through the executable: its rows,
+// one worker's parameter file equal to cpu-omp's, --workers as a knob and a suite list; a
+// worker that throws, exits, is killed, hangs, turns NaN or fails at setup ends the run (exit
+// 1, one `failed:` row) within 20 s, leaving no process and nothing in /dev/shm; a parent
+// killed with -9 takes its workers, and so the shared segment, along.
 #include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
