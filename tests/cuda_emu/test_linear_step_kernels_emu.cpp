@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ namespace k = tb::cuda;
 struct Shape {
   int64_t rows, d, o;
 };
+void PrintTo(const Shape& s, std::ostream* os) { *os << s.rows << "x" << s.d << "->" << s.o; }
 
 struct Result {
   std::vector<float> dw, db;
@@ -70,64 +72,73 @@ Result run_emulated(const std::vector<float>& x, const std::vector<float>& t, co
   return r;
 }
 
-TEST(LinearStepKernelsEmu, MatchesNaiveDoubleAndTheCpuTwinAndIsDeterministic) {
-  const std::vector<Shape> shapes = {{1, 1, 1},    {5, 7, 1},    {3, 64, 1},   {300, 33, 1}, {400, 40, 2},
-                                     {257, 19, 3}, {70, 64, 16}, {37, 301, 5}, {40, 2048, 1}, {24, 512, 16}};
-  uint32_t seed = 1;
-  for (const Shape& s : shapes) {
-    ASSERT_TRUE(k::linear_step_fits(s.d, s.o));
-    const std::string at = std::to_string(s.rows) + "x" + std::to_string(s.d) + "->" + std::to_string(s.o) + " (" +
-                           std::to_string(k::linear_step_blocks(s.rows, s.o)) + " blocks)";
-    const std::vector<float> x = random_vec(s.rows * s.d, seed++), t = random_vec(s.rows * s.o, seed++);
-    const std::vector<float> w = random_vec(s.o * s.d, seed++), b = random_vec(s.o, seed++);
-    const float inv = 1.0f / static_cast<float>(s.rows * s.o);
+// One ctest case per shape (each takes seconds under the emulation).
+class LinearStepKernelsEmuShape : public ::testing::TestWithParam<Shape> {};
 
-    double want_loss = 0;
-    std::vector<double> want_dw(s.o * s.d, 0.0), mag_dw(s.o * s.d, 0.0), want_db(s.o, 0.0), mag_db(s.o, 0.0);
-    for (int64_t r = 0; r < s.rows; ++r) {
-      for (int64_t j = 0; j < s.o; ++j) {
-        double z = b[j];
-        for (int64_t p = 0; p < s.d; ++p) z += double(x[r * s.d + p]) * w[j * s.d + p];
-        const double diff = z - t[r * s.o + j], g = 2 * diff * inv;
-        want_loss += diff * diff;
-        want_db[j] += g;
-        mag_db[j] += std::abs(g);
-        for (int64_t p = 0; p < s.d; ++p) {
-          want_dw[j * s.d + p] += g * x[r * s.d + p];
-          mag_dw[j * s.d + p] += std::abs(g * x[r * s.d + p]);
-        }
+TEST_P(LinearStepKernelsEmuShape, MatchesNaiveDoubleAndTheCpuTwinAndIsDeterministic) {
+  const Shape s = GetParam();
+  uint32_t seed = static_cast<uint32_t>(s.rows * 7 + s.d * 3 + s.o);
+  ASSERT_TRUE(k::linear_step_fits(s.d, s.o));
+  const std::string at = std::to_string(s.rows) + "x" + std::to_string(s.d) + "->" + std::to_string(s.o) + " (" +
+                         std::to_string(k::linear_step_blocks(s.rows, s.o)) + " blocks)";
+  const std::vector<float> x = random_vec(s.rows * s.d, seed++), t = random_vec(s.rows * s.o, seed++);
+  const std::vector<float> w = random_vec(s.o * s.d, seed++), b = random_vec(s.o, seed++);
+  const float inv = 1.0f / static_cast<float>(s.rows * s.o);
+
+  double want_loss = 0;
+  std::vector<double> want_dw(s.o * s.d, 0.0), mag_dw(s.o * s.d, 0.0), want_db(s.o, 0.0), mag_db(s.o, 0.0);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    for (int64_t j = 0; j < s.o; ++j) {
+      double z = b[j];
+      for (int64_t p = 0; p < s.d; ++p) z += double(x[r * s.d + p]) * w[j * s.d + p];
+      const double diff = z - t[r * s.o + j], g = 2 * diff * inv;
+      want_loss += diff * diff;
+      want_db[j] += g;
+      mag_db[j] += std::abs(g);
+      for (int64_t p = 0; p < s.d; ++p) {
+        want_dw[j * s.d + p] += g * x[r * s.d + p];
+        mag_dw[j * s.d + p] += std::abs(g * x[r * s.d + p]);
       }
     }
+  }
 
-    const Result got = run_emulated(x, t, s, w, b, inv);
-    Result twin;
-    twin.dw.resize(want_dw.size());
-    twin.db.resize(want_db.size());
-    twin.loss = tb::cpu::linear_mse_step(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(), inv,
-                                         twin.dw.data(), twin.db.data());
+  const Result got = run_emulated(x, t, s, w, b, inv);
+  Result twin;
+  twin.dw.resize(want_dw.size());
+  twin.db.resize(want_db.size());
+  twin.loss = tb::cpu::linear_mse_step(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(), inv,
+                                       twin.dw.data(), twin.db.data());
 
-    EXPECT_NEAR(got.loss, want_loss, 1e-5 * want_loss + 1e-12) << at;
-    EXPECT_NEAR(got.loss, twin.loss, 2e-5 * want_loss + 1e-12) << at;
-    for (int64_t i = 0; i < s.o * s.d; ++i) {
-      ASSERT_NEAR(got.dw[i], want_dw[i], 1e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "]";
-      ASSERT_NEAR(got.dw[i], twin.dw[i], 2e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "] vs the CPU twin";
-    }
-    for (int64_t j = 0; j < s.o; ++j) {
-      ASSERT_NEAR(got.db[j], want_db[j], 1e-5 * mag_db[j] + 1e-30) << at << " db[" << j << "]";
-      ASSERT_NEAR(got.db[j], twin.db[j], 2e-5 * mag_db[j] + 1e-30) << at << " db[" << j << "] vs the CPU twin";
-    }
-    if (k::linear_step_blocks(s.rows, s.o) < 2) continue;  // below: where the block order matters
-    const Result again = run_emulated(x, t, s, w, b, inv);
-    EXPECT_EQ(again.dw, got.dw) << at << ": not deterministic";
-    EXPECT_EQ(again.db, got.db) << at;
-    EXPECT_EQ(again.loss, got.loss) << at;
-    if (s.o * s.d <= k::kStepSmallWeights) {  // the other instantiation: the same arithmetic
-      const Result large = run_emulated(x, t, s, w, b, inv, true);
-      EXPECT_EQ(large.dw, got.dw) << at << " with 8192 weights of shared memory";
-      EXPECT_EQ(large.loss, got.loss) << at;
-    }
+  EXPECT_NEAR(got.loss, want_loss, 1e-5 * want_loss + 1e-12) << at;
+  EXPECT_NEAR(got.loss, twin.loss, 2e-5 * want_loss + 1e-12) << at;
+  for (int64_t i = 0; i < s.o * s.d; ++i) {
+    ASSERT_NEAR(got.dw[i], want_dw[i], 1e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "]";
+    ASSERT_NEAR(got.dw[i], twin.dw[i], 2e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "] vs the CPU twin";
+  }
+  for (int64_t j = 0; j < s.o; ++j) {
+    ASSERT_NEAR(got.db[j], want_db[j], 1e-5 * mag_db[j] + 1e-30) << at << " db[" << j << "]";
+    ASSERT_NEAR(got.db[j], twin.db[j], 2e-5 * mag_db[j] + 1e-30) << at << " db[" << j << "] vs the CPU twin";
+  }
+  if (k::linear_step_blocks(s.rows, s.o) < 2) return;  // below: where the block order matters
+  const Result again = run_emulated(x, t, s, w, b, inv);
+  EXPECT_EQ(again.dw, got.dw) << at << ": not deterministic";
+  EXPECT_EQ(again.db, got.db) << at;
+  EXPECT_EQ(again.loss, got.loss) << at;
+  if (s.o * s.d <= k::kStepSmallWeights) {  // the other instantiation: the same arithmetic
+    const Result large = run_emulated(x, t, s, w, b, inv, true);
+    EXPECT_EQ(large.dw, got.dw) << at << " with 8192 weights of shared memory";
+    EXPECT_EQ(large.loss, got.loss) << at;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, LinearStepKernelsEmuShape,
+                         ::testing::Values(Shape{1, 1, 1}, Shape{5, 7, 1}, Shape{3, 64, 1}, Shape{300, 33, 1},
+                                           Shape{400, 40, 2}, Shape{257, 19, 3}, Shape{70, 64, 16},
+                                           Shape{37, 301, 5}, Shape{40, 2048, 1}, Shape{24, 512, 16}),
+                         [](const ::testing::TestParamInfo<Shape>& i) {
+                           return std::to_string(i.param.rows) + "x" + std::to_string(i.param.d) + "to" +
+                                  std::to_string(i.param.o);
+                         });
 
 TEST(LinearStepKernelsEmu, NoRowsWritesZeroGradientsAndAddsNoLoss) {
   const Shape s{0, 9, 3};
