@@ -296,7 +296,8 @@ void bm_softmax_xent_loss_grad(benchmark::State& state, int64_t rows, int64_t k)
 void bm_sgd_update(benchmark::State& state, int64_t n) {
   guarded(state, [&] {
     DeviceBuffer<float> p(random_vec(n, 11), g_gpu.stream),
-        v(std::vector<float>(static_cast<size_t>(n), 0.0f), g_gpu.stream), g(random_vec(n, 12, -1e-3f, 1e-3f), g_gpu.stream);
+        v(std::vector<float>(static_cast<size_t>(n), 0.0f), g_gpu.stream),
+        g(random_vec(n, 12, -1e-3f, 1e-3f), g_gpu.stream);
     time_calls(state, kBatch,
                [&] { tb::cuda::sgd_update(p.get(), g.get(), v.get(), n, 1e-3f, 0.9f, 1e-4f, g_gpu.stream); });
     tb::bench::set_byte_rate(state, 5 * n * int64_t{sizeof(float)});  // p, v r+w; g r

@@ -27,7 +27,8 @@ bool fused_applies(const ModelSpec& m) {
 // column_sum's workspace for every layer's bias gradient at up to `rows` rows (doubles).
 int64_t column_sum_elems(const ModelSpec& m, int64_t rows) {
   int64_t most = 0;
-  for (size_t l = 1; l < m.layers.size(); ++l) most = std::max(most, cuda::column_sum_workspace_elems(rows, m.layers[l]));
+  for (size_t l = 1; l < m.layers.size(); ++l)
+    most = std::max(most, cuda::column_sum_workspace_elems(rows, m.layers[l]));
   return most;
 }
 

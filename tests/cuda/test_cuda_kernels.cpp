@@ -139,7 +139,8 @@ TEST(CudaChecks, OpsRejectBadArgumentsBeforeTouchingTheDevice) {
   expect_error([&] { relu_backward(&f, nullptr, 2, 3, s); }, "relu_backward: a is null");
   expect_error([&] { column_sum(&f, 2, -3, &f, nullptr, 0, s); }, "column_sum: negative size");
   expect_error([&] { column_sum(&f, 2, 3, nullptr, nullptr, 0, s); }, "column_sum: db is null");
-  expect_error([&] { column_sum(&f, 1 << 20, 1, &f, &d, 1, s); }, "column_sum: workspace of 1 doubles, 1048576 x 1 needs 256");
+  expect_error([&] { column_sum(&f, 1 << 20, 1, &f, &d, 1, s); },
+               "column_sum: workspace of 1 doubles, 1048576 x 1 needs 256");
   expect_error([&] { column_sum(&f, 1 << 20, 1, &f, nullptr, 256, s); }, "column_sum: workspace is null");
   expect_error([&] { linear_mse_step(&f, &f, 4, 64, 17, &f, &f, 1.0f, &f, &f, &d, &f, 1 << 20, s); },
                "linear_mse_step: needs 1 <= O <= 16, 1 <= D <= 2048 and O * D <= 8192 (got D=64 O=17)");
@@ -632,7 +633,8 @@ TEST_F(CudaKernels, StepCapturesIntoACudaGraph) {
   const int64_t rows = 64, in = 32, out = 16;
   const std::vector<float> x = random_vec(rows * in, 900), w0 = random_vec(out * in, 901), b0 = random_vec(out, 902),
                            t = random_vec(rows * out, 903);
-  DeviceBuffer<float> dx(x, stream_), dt(t, stream_), dy(rows * out, stream_), dgrad(rows * out, stream_), dgw(out * in, stream_), dgb(out, stream_);
+  DeviceBuffer<float> dx(x, stream_), dt(t, stream_), dy(rows * out, stream_), dgrad(rows * out, stream_),
+      dgw(out * in, stream_), dgb(out, stream_);
   DeviceBuffer<double> dloss(std::vector<double>{0.0}, stream_);
   // The stream first: cublasSetStream resets the workspace (tb::cuda::gemm calls it only
   // when the stream changes, so the workspace stays).
