@@ -171,7 +171,8 @@ const std::vector<Column>& table() {
        "compute waited for a staged batch)",
        [](const ResultRow& r) { return num(r.transfer_s); }},
       {"forward_s", T::kFloat, R::kPhase, "s", true,
-       "forward pass and loss (for cpu-omp's fused linear-regression step the gradients too; backward_s is 0 then)",
+       "forward pass and loss (for the fused linear-regression step of cpu-omp and cuda the gradients too; "
+       "backward_s is then 0, on cuda the ~0 gap between two events)",
        [](const ResultRow& r) { return num(r.forward_s); }},
       {"backward_s", T::kFloat, R::kPhase, "s", true, "backward pass", [](const ResultRow& r) { return num(r.backward_s); }},
       {"comm_s", T::kFloat, R::kPhase, "s", true,

@@ -359,7 +359,13 @@ class CudaTrainer final : public Trainer {
       for (int k = 2; k < kMarks; ++k) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
       return;
     }
-    if (count > 0) {
+    if (count > 0 && m.has_fused_step()) {
+      // Linear regression: forward, loss and gradients in one pass over X (so forward_s
+      // holds the backward too, as on cpu-omp); its one layer goes to the reducer after.
+      m.fused_step(b, count, global, step_loss_ + s);
+      TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
+      if (par_.reducer) par_.reducer->layer_ready(s, 0);
+    } else if (count > 0) {
       m.forward(b.x, count);
       m.loss(b, count, global, m.delta(), step_loss_ + s, nullptr);
       TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));

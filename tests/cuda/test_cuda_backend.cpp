@@ -1,6 +1,7 @@
 // tests/cuda/test_cuda_backend.cpp — the `cuda` backend against the float64
 // reference on a real GPU: both models, device and host data placement, shuffled
 // and not, momentum, a short last batch, CUDA graphs (same parameters as without),
+// linear regression through the fused one-pass step and through the GEMM path,
 // TF32 (looser), memory and phases reported, an impossible size as a clean failure (also
 // in a suite, which goes on). Skipped, with the reason,
 // where no CUDA device is usable.
@@ -78,6 +79,32 @@ TEST_F(CudaBackend, MatchesReferenceForBothPlacementsShuffledOrNot) {
           EXPECT_NEAR(gpu.eval.accuracy, ref.eval.accuracy, 2.0 / data.n);
         }
       }
+    }
+  }
+}
+
+// Linear regression: within the fused step's range (one output, three, 64 -> 16) the
+// cuda backend takes the one-pass step (kernels/cuda/linear_step.h); 64 -> 17 keeps the
+// GEMM path. Every case against reference at the usual tolerance, device and host
+// placement, shuffled, 1003 rows in batches of 64 (a short last batch, momentum), and
+// with --cuda-graph (the graph captures the same kernels: bitwise the eager result).
+TEST_F(CudaBackend, LinearRegressionMatchesReferenceFusedOrNot) {
+  for (const std::vector<int64_t>& layers :
+       {std::vector<int64_t>{24, 1}, {37, 3}, {64, 16}, {64, 17}}) {
+    const Dataset data = make_data(Task::kRegression, 1003, layers[0], layers[1]);
+    RunConfig opt = options(layers, Task::kRegression, 64);
+    const Trained ref = train("reference", data, opt, 3, true);
+    for (bool on_device : {true, false}) {
+      opt.data_placement = on_device ? "device" : "host";
+      opt.cuda_graph = false;
+      const Trained gpu = train("cuda", data, opt, 3, true);
+      const std::string at = std::to_string(layers[0]) + "->" + std::to_string(layers[1]) + " device " +
+                             std::to_string(on_device);
+      EXPECT_LT(max_rel(gpu.params, ref.params), 2e-4) << at;
+      EXPECT_NEAR(gpu.eval.loss, ref.eval.loss, 1e-4 * std::max(1.0, ref.eval.loss)) << at;
+      opt.cuda_graph = true;
+      const Trained graphed = train("cuda", data, opt, 3, true);
+      EXPECT_EQ(graphed.params, gpu.params) << at << " graphed";
     }
   }
 }
