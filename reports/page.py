@@ -11,6 +11,7 @@ import os
 import tempfile
 from html import escape as esc
 
+import loss_curves
 import plots
 import tables
 from derive import ASYNC_LOSS_RTOL, FORMULAS, LOSS_RTOL
@@ -280,7 +281,7 @@ def _workload_section(w):
         loss = plots.loss_plot(w)
         if loss is None:
             out.append('<p class="muted">No loss curves (curves.csv missing or empty).</p>')
-        out.append(_figure(loss, f"{w.name}: training loss per epoch"))
+        out.append(_figure(loss, loss_curves.caption(w)))
     out.append("</section>")
     return "".join(out)
 
