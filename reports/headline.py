@@ -15,7 +15,7 @@ from html import escape as esc
 
 import fmt
 import tables
-from derive import ASYNC_LOSS_RTOL, LOSS_RTOL
+from derive import ASYNC_LOSS_RTOL, LOSS_RTOL, OURS
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Line:
     gpu_skipped: list = field(default_factory=list)   # [(reason, count)] of its GPU rows
     checked: int = 0                # configurations whose loss matched the reference
     mismatches: list = field(default_factory=list)    # Groups whose loss did not
+    unchecked: int = 0              # non-oracle configurations not checked (no same-cells ref)
     has_ref: bool = False
 
     @property
@@ -65,6 +66,7 @@ def lines(summary):
                                                 if r["state"] == "skipped" and _is_gpu_row(r)]),
                     checked=sum(1 for g in gs if g.loss_state == "match"),
                     mismatches=[g for g in gs if g.loss_state == "mismatch"],
+                    unchecked=sum(1 for g in gs if g.loss_state in ("noref", "unchecked")),
                     has_ref=w.ref is not None)
         out.append(line)
     return out
@@ -75,13 +77,15 @@ def gpu_ran(summary):
 
 
 def no_gpu_reasons(summary):
-    """Why no GPU ran: [(reason, count)] of the skipped GPU rows, then each run's
-    env.json gpu_unavailable_reason when it says something those do not."""
-    reasons = _reason_counts([r for r in summary.skipped if _is_gpu_row(r)])
+    """Why no GPU ran: [(reason, count)] of the skipped GPU rows, trainbench's own before
+    the peers', then each run's env.json gpu_unavailable_reason where those do not say it."""
+    rows = [r for r in summary.skipped if _is_gpu_row(r)]
+    reasons = _reason_counts(sorted(rows, key=lambda r: r.get("implementation") != OURS))
     for run in summary.runs:
         why = run.env.get("gpu_unavailable_reason")
         if why and not any(why in reason for reason, _ in reasons):
-            reasons.append((f"{run.run_id}: {why} (env.json)", 0))
+            where = f"run {run.run_id}: " if len(summary.runs) > 1 else ""
+            reasons.insert(0, (f"{where}{why} (env.json)", 0))
     return reasons
 
 
@@ -124,8 +128,12 @@ def _check_cell(line, multi_host):
     if not line.has_ref:
         return "not checked (no reference row)", "muted"
     if not line.checked:
-        return "only the reference ran", "muted"
-    return f"✓ all {line.checked} checked match", "good"
+        if not line.unchecked:
+            return "only the reference ran", "muted"
+        return ("not checked (the reference trained other settings: workload cells differ)",
+                "muted wrap")
+    rest = f"; {line.unchecked} not checked" if line.unchecked else ""
+    return f"✓ all {line.checked} checked match{rest}", "good"
 
 
 def headline_table(summary):

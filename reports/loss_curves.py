@@ -37,8 +37,9 @@ def clusters(groups, rtol=CURVE_RTOL):
 
 
 def relative_change(groups):
-    """(largest − smallest) / largest |loss| over every curve's points; None without points."""
-    vals = [v for g in groups for _, v in g.curve]
+    """(largest − smallest) / largest |loss| over the points of every curve of at least two
+    epochs (one epoch has no change over training); None when there is none."""
+    vals = [v for g in groups if len(g.curve) > 1 for _, v in g.curve]
     if not vals:
         return None
     top = max(abs(v) for v in vals)
@@ -51,7 +52,8 @@ def is_flat(groups):
 
 
 def _percent(v):
-    return f"{100 * v:.2g}%"
+    """'0.1%', '0.6%', '1%'; below 0.01% just that, not '5.8e-07%'."""
+    return f"{100 * v:.2g}%" if v >= 1e-4 else "below 0.01%"
 
 
 def caption(w):
@@ -63,6 +65,8 @@ def caption(w):
         text += (f". {names} coincide (within {_percent(CURVE_RTOL)} at every epoch): "
                  "drawn as one line")
     change = relative_change(w.groups)
+    if change is None and any(g.curve for g in w.groups):
+        text += ". One epoch only: no change over training to show"
     if change is not None and change < FLAT_CHANGE:
         text += (f". The loss changed by less than {_percent(FLAT_CHANGE)} over training "
                  f"({_percent(change)}): the y-axis starts at 0 so that the flat line looks flat")

@@ -216,6 +216,10 @@ def _headline(summary):
     elif checked:
         verdict = (f'<span class="verdict good">✓ all {checked} checked configuration(s) match '
                    f"the reference loss within {tol}</span>")
+    elif any(w.ref for w in summary.workloads):
+        verdict = ('<span class="verdict">correctness not checked: no configuration has a '
+                   "reference row with the same workload cells (epochs, warm-up, shuffle, "
+                   "...)</span>")
     else:
         verdict = '<span class="verdict">no reference rows: correctness not checked</span>'
     if unchecked and checked:

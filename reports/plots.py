@@ -235,7 +235,11 @@ def loss_figure(w):
         ax.plot([e for e, _ in g.curve], [v for _, v in g.curve], color=backend_color(g),
                 linestyle=LINESTYLES[i % len(LINESTYLES)], marker="o", markersize=3,
                 linewidth=2.5 if len(c) > 1 else 1.5, label=_cluster_label(c, w.multi_host))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    epochs = sorted({e for g in gs for e, _ in g.curve})
+    if len(epochs) <= 12:
+        ax.set_xticks(epochs)       # every epoch, whole numbers (also a lone epoch)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     flat = loss_curves.is_flat(gs)
     pos = [v for v in all_losses if v > 0]
     if flat and min(all_losses) >= 0:

@@ -183,3 +183,21 @@ def test_disturbed_rows_are_marked_counted_and_named_in_the_headline(tmp_path):
 def test_rows_without_disturbance_cells_are_not_marked(gpu_run):
     html = _render(gpu_run)
     assert "disturbed" not in _top(html) and 'class="disturbed"' not in html
+
+
+def test_no_gpu_reason_from_env_json_when_no_gpu_row_was_asked_for(tmp_path):
+    html = _render(fx.write_run(tmp_path / "cpuonly", "cpubox", not_run=False))
+    top = " ".join(_top(html).replace("<b>", "").replace("</b>", "").split())
+    assert ("No GPU ran: this report compares CPU backends only. Why: cudaGetDeviceCount: "
+            "no CUDA-capable device is detected (env.json).") in top
+
+
+def test_a_reference_with_other_workload_cells_checks_nothing(tmp_path):
+    # The reference trained without a warm-up epoch: no row has a same-cells reference.
+    run = fx.write_run(tmp_path / "refwarm", "cpubox",
+                       settings={(w, ("reference", 1, "cpu", 1)): {"warmup": "0"} for w in (LIN, MLP)})
+    html = _render(run)
+    assert _glance(html)[LIN]["final loss vs reference"] == \
+        "not checked (the reference trained other settings: workload cells differ)"
+    assert "correctness not checked: no configuration has a reference row with the same " \
+           "workload cells" in _top(html)

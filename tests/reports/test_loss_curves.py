@@ -61,6 +61,9 @@ def test_relative_change_and_flatness():
     assert loss_curves.is_flat([flat])
     assert not loss_curves.is_flat([G("f", FALLING)])                  # (2 − 0.5) / 2 = 75%
     assert loss_curves.relative_change([G("none", [])]) is None
+    assert loss_curves.relative_change([G("one epoch", [(1, 1.0)]), G("b", [(1, 2.0)])]) is None
+    tiny = G("tiny", [(1, 1.0), (2, 1.0 - 1e-8)])
+    assert "(below 0.01%)" in loss_curves.caption(W("wl", [tiny]))
 
 
 def test_caption_names_coinciding_curves_and_a_flat_loss():
@@ -78,6 +81,9 @@ def test_flat_loss_axis_starts_at_zero_and_epochs_are_integers():
     assert ax.get_ylim()[0] == 0.0 and ax.get_yscale() == "linear"
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
     assert ticks and all(float(t).is_integer() for t in ticks)
+    lone = plots.loss_figure(W("wl", [G("a", [(1, 6.9)])])).axes[0]
+    assert list(lone.get_xticks()) == [1.0]                            # not 0.945, 0.960, ...
+    assert "One epoch only" in loss_curves.caption(W("wl", [G("a", [(1, 6.9)])]))
     # A falling loss keeps matplotlib's own range (not pinned at 0).
     falling = plots.loss_figure(W("wl", [G("a", [(1, 2.0), (2, 1.5), (3, 1.2)])])).axes[0]
     assert falling.get_ylim()[0] > 1.0
