@@ -228,7 +228,7 @@ def _headline(summary):
            f"{esc(', '.join(w.name for w in summary.workloads))}; "
            f"{len(groups)} configuration(s) on {len(backends)} backend(s) "
            f"({esc(', '.join(backends)) or 'none'}); {reps} timed repetition(s)")
-    parts = ['<section class="headline" id="headline">', headline.headline_html(summary), "<dl>",
+    parts = ['<section class="headline">', headline.headline_html(summary), "<dl>",
              f"<dt>Correctness</dt><dd>{verdict}</dd>"]
     if summary.skipped:
         parts.append(f'<dt id="skipped">Skipped ({len(summary.skipped)}, by reason)</dt><dd>'
