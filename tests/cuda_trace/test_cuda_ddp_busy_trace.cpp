@@ -4,7 +4,8 @@
 // start to the last bucket's end, which counts the backward compute between buckets.
 // A real 2-rank mpirun job under the fake runtime with TB_FAKE_EVENT_CLOCK=seq (1 us per
 // recorded call between two events' records), so the two figures differ and the row's
-// busbw can be turned back into the busy time it used.
+// busbw can be turned back into the busy time it used. Also: no event is read inside
+// the timed epoch on either rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -44,6 +45,9 @@ TEST(CudaDdpTiming, BusyTimeIsTheSumOfEachBucketsOwnAllReduceInterval) {
     for (size_t i = spans[0].begin; i < spans[0].end; ++i) {
       const Call& c = t[i];
       if (c.tid != 0) continue;
+      // Nothing read inside the timed epoch: the buckets' and phases' events come after it.
+      EXPECT_FALSE(c.fn == "cudaEventElapsedTime" || c.fn == "cudaEventSynchronize")
+          << "rank " << rank << " reads an event inside the timed epoch: " << c.line;
       if (c.fn == "ncclAllReduce") {
         // The records right before and after it on its stream (main thread).
         size_t a = i, b = i;
