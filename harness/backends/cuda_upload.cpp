@@ -10,8 +10,8 @@ namespace tb {
 UploadFigures upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, cudaStream_t stream,
                              cudaEvent_t start, cudaEvent_t end) {
   UploadFigures f;
-  f.bytes = static_cast<int64_t>(data.x.size() * sizeof(float)) +
-            static_cast<int64_t>(labels != nullptr ? data.labels.size() * sizeof(int32_t) : data.y.size() * sizeof(float));
+  const size_t target_bytes = labels != nullptr ? data.labels.size() * sizeof(int32_t) : data.y.size() * sizeof(float);
+  f.bytes = static_cast<int64_t>(data.x.size() * sizeof(float) + target_bytes);
   TB_CUDA_CHECK(cudaEventRecord(start, stream));
   TB_CUDA_CHECK(cudaMemcpyAsync(x, data.x.data(), data.x.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
   if (labels != nullptr) {

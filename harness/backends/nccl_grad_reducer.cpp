@@ -9,7 +9,8 @@
 // the ncclAllReduce, and the intervals are summed — not first bucket's start to last
 // bucket's end, which would count the backward compute between buckets. The pairs are
 // a fixed pool for the steps phase_sample.h picks (every step of an epoch of up to
-// kMaxTimedSteps steps), read after the epoch, outside the timed region. Bootstrap: rank 0's ncclUniqueId shared over MPI.
+// kMaxTimedSteps steps), read after the epoch, outside the timed region.
+// Bootstrap: rank 0's ncclUniqueId shared over MPI.
 // Faults: a non-blocking communicator and a watchdog thread that polls NCCL's async
 // error and the steps' completion; past --comm-timeout it aborts the communicator and
 // ends the process, and mpirun ends the rest of the job.
