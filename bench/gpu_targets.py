@@ -35,10 +35,10 @@ Formulas:
                      found 0 wrong) at the size nearest (in ratio) to the rows'
                      allreduce_bytes_per_step; '–' when no swept size is within 2x of it.
                      comm_busbw_gbps = 2(n-1)/n x allreduce_bytes_per_step x steps / the
-                     time from a step's first bucket start to its last bucket end, so the
-                     payload compared is the step's whole gradient (in several buckets
-                     when it exceeds --bucket-mb; with overlap the window also holds the
-                     backward compute between buckets: what training gets, not NCCL alone).
+                     sum of each bucket's ncclAllReduce time (events right before and after
+                     it on the NCCL stream), so the payload compared is the step's whole
+                     gradient (in several buckets when it exceeds --bucket-mb), timed
+                     without the backward compute between buckets.
 
 Usage: gpu_targets.py RESULTS_DIR   (reads results.csv, microbench_cuda.json and
 allreduce_nccl.csv; prints a Markdown table and writes RESULTS_DIR/gpu_targets.md).

@@ -13,6 +13,7 @@
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/linear_step.h"
+#include "kernels/cuda/step_loss.h"
 
 namespace tb {
 namespace {
@@ -183,15 +184,22 @@ void CudaModel::fused_step(const DeviceBatch& b, int64_t count, int64_t global_r
                         grads_ + v.w_offset, grads_ + v.b_offset, sum, step_ws_, step_ws_bytes_, stream_);
 }
 
-void CudaModel::graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* loss_sum) {
+void CudaModel::graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* step_losses,
+                             unsigned long long* next_step) {
   double* scratch = sums_ + 1;
   cudaGraphExec_t& exec = graphs_[b.x];
   if (!exec) {
+    // The SGD update never runs eagerly before a capture (it would change the
+    // parameters), so without this its kernel would first load inside the capture.
+    if (!graph_kernels_loaded_) {
+      cuda::preload_graph_kernels();
+      graph_kernels_loaded_ = true;
+    }
     // One eager forward + loss + backward first (as PyTorch advises before capture):
-    // every kernel is loaded and cuBLAS has chosen and set up its algorithms for
-    // these shapes before the capture begins, so nothing capture-unsafe happens
-    // inside it. It writes only scratch (activations, deltas, gradients, the scratch
-    // loss, which the graph zeroes again); the parameters change only in replays.
+    // cuBLAS has chosen and set up its algorithms for these shapes before the capture
+    // begins, so nothing capture-unsafe happens inside it. It writes only scratch
+    // (activations, deltas, gradients, the scratch loss, which the graph zeroes again);
+    // the parameters change only in replays.
     eager_step(b, count, scratch);
     cudaGraph_t graph = nullptr;
     TB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
@@ -199,6 +207,7 @@ void CudaModel::graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd
       TB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(double), stream_));
       eager_step(b, count, scratch);
       update(sgd);
+      cuda::append_step_loss(scratch, step_losses, next_step, stream_);
     } catch (...) {
       // Leave the stream out of capture mode, or release()'s synchronisation (and
       // every later use of the stream) fails with a second, confusing error.
@@ -213,7 +222,6 @@ void CudaModel::graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd
     TB_CUDA_CHECK(inst);
   }
   TB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-  TB_CUDA_CHECK(cudaMemcpyAsync(loss_sum, scratch, sizeof(double), cudaMemcpyDeviceToDevice, stream_));
 }
 
 void CudaModel::evaluate_rows(const DeviceBatch& data, const std::vector<Shard>& ranges, double* loss_sum,

@@ -92,11 +92,15 @@ class CudaModel {
   // and delta() not written. A training step only (not for a cuda-dp replica).
   void fused_step(const DeviceBatch& b, int64_t count, int64_t global_rows, double* sum);
 
-  // --cuda-graph: forward + loss + backward (or fused_step) + update of `count` rows
-  // read from b (the whole batch), captured once per input address b.x after one eager pass (so kernels
-  // are loaded and cuBLAS has set up before capture) and replayed; the step's loss sum
-  // lands in a scratch slot, then *loss_sum (a small copy after the replay).
-  void graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* loss_sum);
+  // --cuda-graph: forward + loss + backward (or fused_step) + update of `count` rows read
+  // from b (the whole batch), captured once per input address b.x and replayed. Before the
+  // first capture every kernel the graph uses is loaded (tb::cuda::preload_graph_kernels:
+  // lazy loading must not load one inside a capture), and before each one eager step lets
+  // cuBLAS set up for these shapes. The step's loss sum is written by the graph itself
+  // into step_losses[*next_step], and *next_step advanced (both device memory; every graph
+  // of this model must be given the same two pointers): no copy follows a replay.
+  void graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* step_losses,
+                    unsigned long long* next_step);
 
   // Evaluation: the summed loss (loss()'s units) and argmax hits over the rows of every
   // range, read in place from `data` (the rows held on the device from index 0), in
@@ -125,6 +129,7 @@ class CudaModel {
   double* sums_ = nullptr;  // [0] an evaluation's loss sum, [1] a graphed step's scratch loss
   unsigned long long* hits_ = nullptr;
   std::map<const float*, cudaGraphExec_t> graphs_;  // --cuda-graph: by input rows
+  bool graph_kernels_loaded_ = false;               // preload_graph_kernels() done on this device
 };
 
 }  // namespace tb

@@ -204,4 +204,23 @@ void gather_labels(const int32_t* src, const int64_t* rows, int64_t count, int32
   launch_gather_labels(src, rows, count, dst, stream);
 }
 
+// ---- loading before a graph capture (step_loss.h preload_graph_kernels) -------------------
+// Every kernel of this file, each template instance included: a kernel added above must
+// be added here too (the trace tests fail when a capture launches an unloaded kernel).
+void preload_elementwise_kernels() {
+  cudaFuncAttributes a{};
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, bias_act_forward_kernel<true>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, bias_act_forward_kernel<false>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, relu_backward_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, column_sum_kernel<float, float>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, column_sum_kernel<float, double>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, column_sum_kernel<double, float>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, mse_loss_grad_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, softmax_xent_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, sgd_update_kernel<true>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, sgd_update_kernel<false>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, gather_rows_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, gather_labels_kernel));
+}
+
 }  // namespace tb::cuda

@@ -33,5 +33,8 @@ void sgd_update(float* p, const float* g, float* v, int64_t n, float lr, float m
 // dst (count x width) = rows `rows[i]` of src (n x width): the shuffled batch gather.
 void gather_rows(const float* src, const int64_t* rows, int64_t count, int64_t width, float* dst, cudaStream_t stream);
 void gather_labels(const int32_t* src, const int64_t* rows, int64_t count, int32_t* dst, cudaStream_t stream);
+// Loads every kernel of elementwise.cu on the current device (cudaFuncGetAttributes),
+// so that none is first loaded inside a CUDA graph capture (step_loss.h).
+void preload_elementwise_kernels();
 
 }  // namespace tb::cuda

@@ -119,8 +119,10 @@ TEST_F(CudaBackend, CudaGraphGivesTheSameParametersAsWithout) {
       const Trained plain = train("cuda", data, opt, 2, shuffle);
       opt.cuda_graph = true;
       const Trained graphed = train("cuda", data, opt, 2, shuffle);
-      // Same kernels, same order, equally aligned inputs: bitwise.
+      // Same kernels, same order, equally aligned inputs: bitwise. The losses too, which
+      // the graph writes into each step's slot itself.
       EXPECT_EQ(graphed.params, plain.params) << "device " << on_device << " shuffle " << shuffle;
+      EXPECT_EQ(graphed.epoch_losses, plain.epoch_losses) << "device " << on_device << " shuffle " << shuffle;
     }
   }
 }
@@ -164,6 +166,22 @@ TEST_F(CudaBackend, ReportsItsDeviceMemoryAndEveryPhase) {
     EXPECT_GT(p.forward_s, 0);
     EXPECT_GT(p.backward_s, 0);
     EXPECT_GT(p.optimizer_s, 0);
+  }
+}
+
+// The upload before the timed epochs: the dataset's bytes (X and the targets) with
+// device placement, nothing with host placement (batches are streamed inside the steps).
+TEST_F(CudaBackend, PrepareRepetitionUploadsTheDatasetOnlyWithDevicePlacement) {
+  const Dataset data = make_data(Task::kRegression, 300, 16, 2);
+  RunConfig opt = options({16, 32, 2}, Task::kRegression, 64);
+  for (bool on_device : {true, false}) {
+    opt.data_placement = on_device ? "device" : "host";
+    std::unique_ptr<Trainer> t = find_backend("cuda")->make_trainer(data, opt);
+    t->set_params(init_params(opt.model, 3));
+    const UploadFigures up = t->prepare_repetition();
+    EXPECT_EQ(up.bytes, on_device ? 300 * (16 + 2) * 4 : 0) << "device " << on_device;
+    EXPECT_EQ(up.seconds > 0, on_device) << "device " << on_device;
+    EXPECT_EQ(t->prepare_repetition().bytes, 0) << "once per set_params";
   }
 }
 

@@ -188,19 +188,26 @@ TEST_F(CudaModelTest, GraphedStepsEqualEagerSteps) {
   const DeviceData dev(data, eager.stream());
   const DeviceBatch db = dev.rows(0, data);
   DeviceBuffer<double> losses(6, eager.stream());
+  DeviceBuffer<unsigned long long> next(1, graphed.stream());  // the graph's own slot counter
   TB_CUDA_CHECK(cudaMemsetAsync(losses.get(), 0, 3 * sizeof(double), eager.stream()));
   TB_CUDA_CHECK(cudaMemsetAsync(losses.get() + 3, 0, 3 * sizeof(double), graphed.stream()));
+  TB_CUDA_CHECK(cudaMemsetAsync(next.get(), 0, sizeof(unsigned long long), graphed.stream()));
   for (int s = 0; s < 3; ++s) {
     eager.forward(db.x, B);
     eager.loss(db, B, B, eager.delta(), losses.get() + s, nullptr);
     eager.backward(db.x, B);
     eager.update(sgd);
-    graphed.graphed_step(db, B, sgd, losses.get() + 3 + s);
+    graphed.graphed_step(db, B, sgd, losses.get() + 3, next.get());  // the same pointers every replay
   }
   TB_CUDA_CHECK(cudaStreamSynchronize(eager.stream()));
   TB_CUDA_CHECK(cudaStreamSynchronize(graphed.stream()));
   const std::vector<double> l = download(losses.get(), 6);
+  // Replay s wrote its own loss into slot s (the steps' losses differ: training moves on).
   for (int s = 0; s < 3; ++s) EXPECT_NEAR(l[3 + s], l[s], 1e-6 * std::abs(l[s])) << "step " << s;
+  EXPECT_NE(l[0], l[2]);
+  unsigned long long slots_used = 0;
+  TB_CUDA_CHECK(cudaMemcpy(&slots_used, next.get(), sizeof slots_used, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(slots_used, 3u);
   EXPECT_LT(test::max_rel_err(graphed.read_params(), eager.read_params(), 1e-3), 1e-5);
 }
 
@@ -267,10 +274,11 @@ TEST_F(CudaModelTest, GraphedFusedStepsEqualEagerFusedSteps) {
   const DeviceData dev(data, eager.stream());
   const DeviceBatch db = dev.rows(0, data);
   DeviceBuffer<double> losses(std::vector<double>(6, 0.0), eager.stream());
+  DeviceBuffer<unsigned long long> next(std::vector<unsigned long long>(1, 0), graphed.stream());
   for (int s = 0; s < 3; ++s) {
     eager.fused_step(db, B, B, losses.get() + s);
     eager.update(sgd);
-    graphed.graphed_step(db, B, sgd, losses.get() + 3 + s);
+    graphed.graphed_step(db, B, sgd, losses.get() + 3, next.get());  // the graph takes slot 3 + s itself
   }
   TB_CUDA_CHECK(cudaStreamSynchronize(eager.stream()));
   TB_CUDA_CHECK(cudaStreamSynchronize(graphed.stream()));

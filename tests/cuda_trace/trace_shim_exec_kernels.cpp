@@ -167,6 +167,11 @@ void run_kernel(const char* kernel, const uint64_t* a, size_t nargs) {
     const int64_t* rows = arg<const int64_t*>(a, 1);
     int32_t* dst = arg<int32_t*>(a, 3);
     for (int64_t i = 0, n = arg<int64_t>(a, 2); i < n; ++i) dst[i] = src[rows[i]];
+  } else if (k == "tb::cuda::append_step_loss_kernel") {  // (sum, losses, next): losses[*next] = *sum; ++*next
+    expect_args(k, nargs, 3);
+    unsigned long long* next = arg<unsigned long long*>(a, 2);
+    arg<double*>(a, 1)[*next] = *arg<const double*>(a, 0);
+    ++*next;
   } else if (k == "tb::cuda::add_inplace_kernel") {  // (dst, src, n)
     expect_args(k, nargs, 3);
     tb::cpu::add_inplace(arg<float*>(a, 0), arg<const float*>(a, 1), arg<int64_t>(a, 2));
