@@ -15,12 +15,14 @@ import crossover
 import dp_ddp
 import plots
 import tables
+import time_to_target
 from derive import ASYNC_LOSS_RTOL, FORMULAS, LOSS_RTOL
 
 # Sections of their own modules, after weak scaling: (anchor, title, module); each module
 # has section_html(summary, figure) ("" when the runs hold nothing for it), FORMULAS and
 # figures(summary) for summary.json.
 EXTRA_SECTIONS = [("dp-vs-ddp", "DataParallel vs DDP", dp_ddp),
+                  ("time-to-target", "Time to target", time_to_target),
                   ("crossovers", "Crossovers", crossover)]
 
 CSS = """
