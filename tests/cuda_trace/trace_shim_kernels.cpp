@@ -135,15 +135,38 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** arg
   }
   static long launches = 0;
   const char* fail = std::getenv("TB_FAKE_LAUNCH_FAIL_AT");
-  const bool fails = fail && ++launches == std::atol(fail);
+  // No image for this GPU (TB_FAKE_NO_KERNEL_IMAGE): every launch fails as CUDA's does.
+  const cudaError_t err = no_kernel_image()                      ? cudaErrorNoKernelImageForDevice
+                          : fail && ++launches == std::atol(fail) ? cudaErrorLaunchFailure
+                                                                  : cudaSuccess;
   Rec("launch").kv("kernel", name).stream(s).kv("grid", grid.x).kv("block", block.x)
       .kv("shmem", static_cast<long long>(shmem))
-      .kv("args", shown).acc(acc).ret(fails ? cudaErrorLaunchFailure : 0).emit();
-  if (fails) {
-    t_last_error = cudaErrorLaunchFailure;
-    return cudaErrorLaunchFailure;
+      .kv("args", shown).acc(acc).ret(err).emit();
+  if (err != cudaSuccess) {
+    t_last_error = err;
+    return err;
   }
   submit(s, [name, slots] { run_kernel(name.c_str(), slots.data(), slots.size()); });
+  return cudaSuccess;
+}
+
+// Needs a context on the current device (the real runtime loads the module there); fails
+// as a GPU without an image of this build's architectures does (TB_FAKE_NO_KERNEL_IMAGE).
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* fun) {
+  std::lock_guard<std::mutex> g(g_mu);
+  touch_context(t_dev);
+  auto it = g_kernels.find(fun);
+  const cudaError_t err = no_kernel_image()       ? cudaErrorNoKernelImageForDevice
+                          : it == g_kernels.end() ? cudaErrorInvalidDeviceFunction
+                                                  : cudaSuccess;
+  Rec("cudaFuncGetAttributes").kv("kernel", it == g_kernels.end() ? "unknown" : it->second).ret(err).emit();
+  if (err != cudaSuccess) {
+    t_last_error = err;
+    return err;
+  }
+  std::memset(attr, 0, sizeof *attr);
+  attr->maxThreadsPerBlock = 1024;
+  attr->binaryVersion = attr->ptxVersion = fake_cc();
   return cudaSuccess;
 }
 
