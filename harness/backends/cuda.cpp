@@ -459,9 +459,15 @@ class CudaBackend final : public Backend {
     t.knobs = kKnobTf32 | kKnobCudaGraph | kKnobHostPlacement | kKnobDevice;
     return t;
   }
-  Availability availability() const override {
+  Availability availability() const override { return availability_for(RunConfig{}); }
+  // A GPU, then code for it: our kernel probed on the GPU the run will use (a context
+  // there, which the run makes anyway). A --device out of range is make_trainer's error.
+  Availability availability_for(const RunConfig& c) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
+    if (c.device >= 0 && c.device < static_cast<int>(g.gpus.size())) {
+      if (const std::string why = gpu_code_problem(c.device); !why.empty()) return {false, why};
+    }
     return {true, ""};
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {

@@ -32,9 +32,11 @@
 // comm_s = gradient reduction, optimizer_s. One host synchronisation per epoch.
 // Shapes: B rows, c = ceil(B/G) rows per chunk, D in, O out, P parameters.
 // The slots and their stream ordering: cuda_dp_slots.h; (1) and (6): cuda_dp_comm.h.
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "harness/backend.h"
 #include "harness/backends/cuda_dp_plan.h"
@@ -418,6 +420,15 @@ class CudaDpBackend final : public Backend {
     if (!g.usable) return {false, g.reason};
     const std::string why = dp_unavailable_reason(static_cast<int>(g.gpus.size()), c.dp_devices);
     if (!why.empty()) return {false, why};
+    // Code for every GPU the slots use (all visible ones without --devices).
+    std::vector<int> used = c.dp_devices;
+    if (used.empty()) {
+      for (const GpuInfo& d : g.gpus) used.push_back(d.index);
+    }
+    for (size_t i = 0; i < used.size(); ++i) {
+      if (std::find(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(i), used[i]) != used.begin() + static_cast<std::ptrdiff_t>(i)) continue;
+      if (const std::string code = gpu_code_problem(used[i]); !code.empty()) return {false, code};
+    }
     return {true, ""};
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {

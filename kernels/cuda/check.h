@@ -25,6 +25,12 @@ inline std::string device_suffix() {
 
 const char* cublas_status_string(cublasStatus_t s);
 
+// Whether GPU `device` has an image of this build's kernels: cudaFuncGetAttributes on an
+// empty kernel compiled like all the others (cudaErrorNoKernelImageForDevice when the
+// build has neither SASS for its architecture nor PTX it can JIT). Makes `device` current
+// (and its context); clears the error it returns from CUDA's last-error state.
+cudaError_t probe_kernel_image(int device);
+
 }  // namespace tb::cuda
 
 #define TB_CUDA_CHECK(stmt)                                                                              \
