@@ -17,6 +17,7 @@
 #include "kernels/error.h"
 
 #include "harness/backends/cuda_parallel.h"
+#include "harness/backends/device_memory.h"
 #include "harness/backends/grad_reducer.h"
 #include "harness/comm/mpi_session.h"
 #include "harness/comm/nccl_bootstrap.h"
@@ -67,7 +68,15 @@ class CudaDdpBackend final : public Backend {
     }
     CudaParallel par;
     par.world = world;
-    par.reducer = make_nccl_grad_reducer(*world, cfg.device, cfg);
+    TB_CUDA_CHECK(cudaSetDevice(cfg.device));
+    par.device_free_at_start = DeviceMemoryMeter::free_now();  // before NCCL's buffers
+    cuda::set_expected_device_bytes(cuda_trainer_device_bytes(data, cfg));  // "needs" if NCCL runs out
+    try {
+      par.reducer = make_nccl_grad_reducer(*world, cfg.device, cfg);
+    } catch (...) {
+      cuda::set_expected_device_bytes(0);
+      throw;
+    }
     return make_cuda_trainer(data, cfg, std::move(par));
 #else
     (void)data;

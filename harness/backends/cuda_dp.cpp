@@ -56,6 +56,7 @@
 #include "harness/backends/cuda_dp_comm.h"
 #include "harness/backends/cuda_dp_slots.h"
 #include "harness/backends/cuda_upload.h"
+#include "harness/backends/device_memory.h"
 #include "harness/backends/cuda_dp_plan.h"
 #include "harness/host_info.h"
 #include "harness/backends/step_losses.h"
@@ -99,6 +100,13 @@ class CudaDpTrainer final : public Trainer {
     chunk_rows_ = max_chunk_rows(cfg.batch, G);
     master_rows_ = std::max(cfg.batch, std::min(kEvalChunk, n));
     max_steps_ = (n + cfg.batch - 1) / cfg.batch;
+    for (size_t k = 0; k < slot_ids_.size(); ++k) {  // each GPU's free memory before anything of ours
+      const int dev = slot_ids_[k];
+      if (std::find(slot_ids_.begin(), slot_ids_.begin() + static_cast<std::ptrdiff_t>(k), dev) ==
+          slot_ids_.begin() + static_cast<std::ptrdiff_t>(k)) {
+        meter_.start(dev);
+      }
+    }
 
     for (int k = 0; k < G; ++k) {
       slots_.add(slot_ids_[static_cast<size_t>(k)], cfg.model, cfg.precision == "tf32",
@@ -129,6 +137,7 @@ class CudaDpTrainer final : public Trainer {
     params_set_ = host_.events[host_.events.size() - 1];
 
     comm_.setup(slot_ids_, P);
+    meter_.sample();  // cuBLAS handles, NCCL communicators: beyond the arenas
   }
 
   ~CudaDpTrainer() override {
@@ -157,7 +166,8 @@ class CudaDpTrainer final : public Trainer {
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
   int replicas() const override { return static_cast<int>(slots_.size()); }
-  // The busiest GPU: everything the slots on one physical device allocated.
+  // The busiest GPU: everything the slots on one physical device allocated, or more where
+  // cudaMemGetInfo saw more go there (cuBLAS, NCCL, graph executables; read after training).
   int64_t peak_device_mem_bytes() const override {
     int64_t most = 0;
     for (int dev : comm_.devices()) {
@@ -167,7 +177,8 @@ class CudaDpTrainer final : public Trainer {
       }
       most = std::max(most, held);
     }
-    return most;
+    meter_.sample();
+    return std::max(most, meter_.most_bytes());
   }
 
   PhaseTimes take_phase_times() override {
@@ -371,6 +382,7 @@ class CudaDpTrainer final : public Trainer {
   Sgd sgd_;
   ParamLayout layout_;
   std::vector<int> slot_ids_;                // GPU of each slot, as --devices gave them
+  mutable DeviceMemoryMeter meter_;          // each GPU's free memory; sampled by peak_device_mem_bytes()
   Slots slots_;                              // slot 0 first: the master
   HostSide host_;
   SlotComm comm_{slots_};                    // after slots_ and host_: its communicators are destroyed before them

@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -25,6 +26,18 @@ inline std::string device_suffix() {
 
 const char* cublas_status_string(cublasStatus_t s);
 
+// The one text of every device out-of-memory error: "out of device memory (needs ~X MiB,
+// free Y MiB)". X: the larger of `needs_bytes` (0 for a library's own allocation, whose
+// size it does not say) and what the trainer on this thread expects its GPU to hold
+// (set_expected_device_bytes); Y: `free_bytes`, or where < 0 the current device's free
+// memory now (cudaMemGetInfo). MiB rounded up / down.
+std::string device_oom_text(int64_t needs_bytes, int64_t free_bytes = -1);
+// What the trainer on this thread expects to hold on its GPU (0: none running).
+void set_expected_device_bytes(int64_t bytes);
+// Whether the last CUDA error of this thread is cudaErrorMemoryAllocation (then cleared):
+// how an NCCL ncclUnhandledCudaError or ncclSystemError tells an out-of-memory apart.
+bool last_cuda_error_was_oom();
+
 // Whether GPU `device` has an image of this build's kernels: cudaFuncGetAttributes on an
 // empty kernel compiled like all the others (cudaErrorNoKernelImageForDevice when the
 // build has neither SASS for its architecture nor PTX it can JIT). Makes `device` current
@@ -33,12 +46,19 @@ cudaError_t probe_kernel_image(int device);
 
 }  // namespace tb::cuda
 
+// An out-of-memory error (cudaErrorMemoryAllocation, CUBLAS_STATUS_ALLOC_FAILED) throws
+// tb::DeviceOutOfMemory: device_oom_text, then where it happened.
 #define TB_CUDA_CHECK(stmt)                                                                              \
   do {                                                                                                   \
     const cudaError_t tb_err_ = (stmt);                                                                  \
     if (tb_err_ != cudaSuccess) {                                                                        \
-      throw ::tb::Error(::tb::error_where(__FILE__, __LINE__, __func__, #stmt) + cudaGetErrorString(tb_err_) + \
-                        ::tb::cuda::device_suffix());                                                    \
+      const std::string tb_what_ = ::tb::error_where(__FILE__, __LINE__, __func__, #stmt) +              \
+                                   cudaGetErrorString(tb_err_) + ::tb::cuda::device_suffix();            \
+      if (tb_err_ == cudaErrorMemoryAllocation) {                                                        \
+        cudaGetLastError();                                                                              \
+        throw ::tb::DeviceOutOfMemory(::tb::cuda::device_oom_text(0) + ": " + tb_what_);                 \
+      }                                                                                                  \
+      throw ::tb::Error(tb_what_);                                                                       \
     }                                                                                                    \
   } while (0)
 
@@ -48,8 +68,12 @@ cudaError_t probe_kernel_image(int device);
   do {                                                                                                   \
     const cublasStatus_t tb_st_ = (stmt);                                                                \
     if (tb_st_ != CUBLAS_STATUS_SUCCESS) {                                                               \
-      throw ::tb::Error(::tb::error_where(__FILE__, __LINE__, __func__, #stmt) +                         \
-                        ::tb::cuda::cublas_status_string(tb_st_) + ::tb::cuda::device_suffix());         \
+      const std::string tb_what_ = ::tb::error_where(__FILE__, __LINE__, __func__, #stmt) +              \
+                                   ::tb::cuda::cublas_status_string(tb_st_) + ::tb::cuda::device_suffix(); \
+      if (tb_st_ == CUBLAS_STATUS_ALLOC_FAILED) {                                                        \
+        throw ::tb::DeviceOutOfMemory(::tb::cuda::device_oom_text(0) + ": " + tb_what_);                 \
+      }                                                                                                  \
+      throw ::tb::Error(tb_what_);                                                                       \
     }                                                                                                    \
   } while (0)
 

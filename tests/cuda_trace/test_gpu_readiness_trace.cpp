@@ -7,6 +7,9 @@
 //   * no driver at all: "no NVIDIA driver (libcuda.so.1 not found)";
 //   * no kernel image for the GPU (TB_FAKE_NO_KERNEL_IMAGE=1, an sm_70 GPU): the rows of
 //     cuda and cuda-dp are skipped, cuda-ddp's failed, with the rebuild advice;
+//   * little device memory: a `failed: out of device memory (needs ~X MiB, free Y MiB)`
+//     row whether the pre-check, cuBLAS or NCCL runs out; peak_device_mem_bytes counts
+//     what cuBLAS handles and NCCL communicators take (cudaMemGetInfo deltas);
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -173,6 +176,92 @@ TEST(NoKernelImage, CudaDdpRanksFailTogetherWithTheRebuildAdvice) {
     EXPECT_EQ(count(t, "launch"), 0) << "rank " << rank;
     EXPECT_EQ(count(t, "ncclCommInitRankConfig"), 0) << "rank " << rank << ": refused before NCCL";
   }
+}
+
+// ---- device memory -------------------------------------------------------------------------
+// "failed: out of device memory (needs ~X MiB, free Y MiB)": X and Y as numbers.
+struct Oom {
+  long long needs = -1, free = -1;
+};
+Oom oom_numbers(const std::string& status) {
+  Oom o;
+  std::sscanf(status.c_str(), "failed: out of device memory (needs ~%lld MiB, free %lld MiB)", &o.needs, &o.free);
+  return o;
+}
+
+TEST(DeviceMemory, TooLittleFreeIsAFailedRowWithTheNumbersWhoeverRunsOut) {
+  struct Case {
+    const char* name;
+    std::string env;
+    long long free_mib;
+    const char* where;  // the call that ran out, named after the numbers
+  };
+  // The cuda trainer's pre-check refuses (~33 MiB: 32 for cuBLAS's workspace); with room
+  // for that, cublasCreate's own memory or the arena's next cudaMalloc runs out.
+  const std::vector<Case> cases = {
+      {"precheck", "TB_FAKE_FREE_MIB=8", 8, "refused before allocating"},
+      {"cublas", "TB_FAKE_FREE_MIB=40 TB_FAKE_CUBLAS_MIB=64", 40, "CUBLAS_STATUS_ALLOC_FAILED"},
+      {"arena", "TB_FAKE_FREE_MIB=40 TB_FAKE_CUBLAS_MIB=30", 10, "cudaMalloc of"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string name = std::string("readiness-oom-") + c.name;
+    const RowRun r = run_row(name, "cuda", "", 1, c.env);
+    const TracedRun& run = r.run;
+    EXPECT_EQ(run.code, 1) << run.out;
+    ASSERT_FALSE(r.row.empty()) << run.out;
+    const std::string status = r.row.at("status");
+    const Oom o = oom_numbers(status);
+    EXPECT_GE(o.needs, 33) << status;
+    EXPECT_LE(o.needs, 34) << status;
+    EXPECT_EQ(o.free, c.free_mib) << status;
+    EXPECT_NE(status.find(c.where), std::string::npos) << status;
+    const Problems p = check_released(run.trace);
+    EXPECT_TRUE(p.empty()) << p.size() << " problem(s) in " << run.path << ":\n" << report(p);
+  }
+}
+
+TEST(DeviceMemory, NcclRunningOutIsTheSameRow) {
+#if !TB_TRACE_DDP
+  GTEST_SKIP() << "cuda-ddp is not built (needs MPI and NCCL)";
+#endif
+  const std::string name = "readiness-oom-nccl";
+  const RowRun r = run_row(name, "cuda-ddp", "--comm-timeout 30", 2, "TB_FAKE_FREE_MIB=100 TB_FAKE_NCCL_MIB=200",
+                           tb::test::mpirun(2));
+  EXPECT_NE(r.run.code, 0) << r.run.out;
+  ASSERT_FALSE(r.row.empty()) << r.run.out;
+  const std::string status = r.row.at("status");
+  const Oom o = oom_numbers(status);
+  EXPECT_GE(o.needs, 33) << status;
+  EXPECT_LE(o.needs, 34) << status;
+  EXPECT_EQ(o.free, 100) << status;
+  EXPECT_NE(status.find("NcclGradReducer"), std::string::npos) << "the communicator's set-up: " << status;
+}
+
+// peak_device_mem_bytes with the libraries' memory (what cudaMemGetInfo saw go) against
+// the same run without: the difference is exactly what the shim's cuBLAS handle and NCCL
+// communicator took. The context (TB_FAKE_CONTEXT_MIB) exists before free memory can be
+// read, as with CUDA, and is not in the figure.
+long long peak_of(const std::string& name, const std::string& backend, const std::string& env,
+                  const std::string& launcher = "") {
+  const RowRun r = run_row(name, backend, "--comm-timeout 30", 2, env, launcher);
+  EXPECT_EQ(r.run.code, 0) << r.run.out;
+  EXPECT_FALSE(r.row.empty()) << r.run.out;
+  return r.row.empty() ? -1 : std::stoll(r.row.at("peak_device_mem_bytes"));
+}
+
+TEST(DeviceMemory, PeakCountsCublasAndNcclMemory) {
+  const long long mib = 1 << 20;
+  const long long base = peak_of("readiness-peak-base", "cuda", "TB_FAKE_CONTEXT_MIB=300");
+  const long long with = peak_of("readiness-peak-cublas", "cuda", "TB_FAKE_CONTEXT_MIB=300 TB_FAKE_CUBLAS_MIB=48");
+  EXPECT_GT(base, 32 * mib) << "at least cuBLAS's workspace";
+  EXPECT_EQ(with - base, 48 * mib);
+#if TB_TRACE_DDP
+  const long long ddp_base = peak_of("readiness-peak-ddp-base", "cuda-ddp", "", tb::test::mpirun(2));
+  const long long ddp = peak_of("readiness-peak-ddp", "cuda-ddp", "TB_FAKE_CUBLAS_MIB=8 TB_FAKE_NCCL_MIB=40",
+                                tb::test::mpirun(2));
+  EXPECT_EQ(ddp - ddp_base, 48 * mib);
+#endif
 }
 
 }  // namespace
