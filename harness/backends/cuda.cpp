@@ -88,19 +88,25 @@ class CudaTrainer final : public Trainer {
     if (world_size_ > 1) fault_ = fault_from_env();
     fault_.at_setup(rank_);
     devices_ = std::to_string(cfg.device);
+    char bus[32] = {};  // context-free: names the device, makes no context
+    TB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, cfg.device));
+    bus_ids_ = pci_bus_normal(bus);
     if (world_size_ > 1) {  // cuda-ddp's row names every rank's GPU (a collective: all ranks construct)
-      // (GPU, 32-bit hash of the hostname): both exact in a double.
+      // (GPU, 32-bit hash of the hostname, PCI bus id as a number): all exact in a double.
       const uint32_t host = static_cast<uint32_t>(std::hash<std::string>{}(host_info().hostname));
-      const double mine[2] = {static_cast<double>(cfg.device), static_cast<double>(host)};
-      std::vector<double> all(static_cast<size_t>(2 * world_size_));
-      par_.world->allgather(mine, 2, all.data());
+      const double mine[3] = {static_cast<double>(cfg.device), static_cast<double>(host), pci_bus_key(bus_ids_)};
+      std::vector<double> all(static_cast<size_t>(3 * world_size_));
+      par_.world->allgather(mine, 3, all.data());
       std::vector<int> device;
       std::vector<uint32_t> node;
+      std::vector<std::string> buses;
       for (int r = 0; r < world_size_; ++r) {
-        device.push_back(static_cast<int>(all[static_cast<size_t>(2 * r)]));
-        node.push_back(static_cast<uint32_t>(all[static_cast<size_t>(2 * r + 1)]));
+        device.push_back(static_cast<int>(all[static_cast<size_t>(3 * r)]));
+        node.push_back(static_cast<uint32_t>(all[static_cast<size_t>(3 * r + 1)]));
+        buses.push_back(pci_bus_text(all[static_cast<size_t>(3 * r + 2)]));
       }
       devices_ = rank_devices(device, node);
+      bus_ids_ = rank_bus_ids(buses, node);
     }
     if (cfg.cuda_graph && par_.reducer) {  // any world size, 1 included
       throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");
@@ -197,6 +203,7 @@ class CudaTrainer final : public Trainer {
 
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return devices_; }
+  std::string gpu_bus_ids() const override { return bus_ids_; }
   // The arena, or more where cudaMemGetInfo saw more go (cuBLAS, NCCL, graph executables):
   // read after training, outside the timed epochs.
   int64_t peak_device_mem_bytes() const override {
@@ -449,6 +456,7 @@ class CudaTrainer final : public Trainer {
   std::vector<cudaEvent_t> marks_;
   std::vector<void*> registered_;
   std::string devices_;  // the devices column: this GPU, or every rank's (rank_devices)
+  std::string bus_ids_;  // the gpu_bus_ids column: the same GPUs by PCI bus id (rank_bus_ids)
   bool needs_upload_ = false;
   PhaseTimes phases_;
   mutable DeviceMemoryMeter meter_;  // sampled by the const peak_device_mem_bytes()

@@ -48,6 +48,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,7 @@
 #include "harness/backends/cuda_upload.h"
 #include "harness/backends/device_memory.h"
 #include "harness/backends/cuda_dp_plan.h"
+#include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/backends/step_losses.h"
 #include "kernels/cuda/check.h"
@@ -165,6 +167,19 @@ class CudaDpTrainer final : public Trainer {
 
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
+  // Each slot's GPU by PCI bus id (context-free queries): "0,0" is one GPU twice.
+  std::string gpu_bus_ids() const override {
+    std::string out;
+    for (int dev : slot_ids_) {
+      char bus[32] = {};
+      if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
+        cudaGetLastError();
+        std::snprintf(bus, sizeof bus, "?");
+      }
+      out += (out.empty() ? "" : ",") + pci_bus_normal(bus);
+    }
+    return out;
+  }
   int replicas() const override { return static_cast<int>(slots_.size()); }
   // The busiest GPU: everything the slots on one physical device allocated, or more where
   // cudaMemGetInfo saw more go there (cuBLAS, NCCL, graph executables; read after training).

@@ -10,6 +10,7 @@
 //   * little device memory: a `failed: out of device memory (needs ~X MiB, free Y MiB)`
 //     row whether the pre-check, cuBLAS or NCCL runs out; peak_device_mem_bytes counts
 //     what cuBLAS handles and NCCL communicators take (cudaMemGetInfo deltas);
+//   * one GPU per task: cuda-ddp's gpu_bus_ids names each rank's own GPU.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -262,6 +263,31 @@ TEST(DeviceMemory, PeakCountsCublasAndNcclMemory) {
                                 tb::test::mpirun(2));
   EXPECT_EQ(ddp - ddp_base, 48 * mib);
 #endif
+}
+
+// ---- which physical GPUs ------------------------------------------------------------------
+TEST(GpuBusIds, OneGpuPerTaskNamesEachRanksOwnGpu) {
+#if !TB_TRACE_DDP
+  GTEST_SKIP() << "cuda-ddp is not built (needs MPI and NCCL)";
+#endif
+  // Each rank sees one GPU, device 0, at bus 0 + its node-local rank (TB_FAKE_BIND_PER_RANK).
+  const std::string name = "readiness-bus-bound";
+  const RowRun r = run_row(name, "cuda-ddp", "--comm-timeout 30", 1, "TB_FAKE_BIND_PER_RANK=1", tb::test::mpirun(2));
+  ASSERT_EQ(r.run.code, 0) << r.run.out;
+  ASSERT_FALSE(r.row.empty()) << r.run.out;
+  EXPECT_EQ(r.row.at("devices"), "0,0");
+  EXPECT_EQ(r.row.at("gpu_bus_ids"), "0000:00:00.0,0000:01:00.0");
+}
+
+TEST(GpuBusIds, CudaAndCudaDpNameTheirGpusAndARepeatedOne) {
+  const RowRun one = run_row("readiness-bus-cuda", "cuda", "--device 1", 2, "");
+  ASSERT_EQ(one.run.code, 0) << one.run.out;
+  EXPECT_EQ(one.row.at("devices"), "1");
+  EXPECT_EQ(one.row.at("gpu_bus_ids"), "0000:01:00.0");
+  const RowRun dp = run_row("readiness-bus-dp", "cuda-dp", "--devices 1,1,0", 2, "");
+  ASSERT_EQ(dp.run.code, 0) << dp.run.out;
+  EXPECT_EQ(dp.row.at("devices"), "1,1,0");
+  EXPECT_EQ(dp.row.at("gpu_bus_ids"), "0000:01:00.0,0000:01:00.0,0000:00:00.0");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // tests/harness/test_gpu_readiness.cpp — the words for an unusable GPU and the GPU tests'
-// gate (harness/gpu_readiness.h), and the architecture list in words (kernels/cuda_arch.h):
+// gate (harness/gpu_readiness.h), the architecture list in words (kernels/cuda_arch.h),
+// and PCI bus ids through a double and into the gpu_bus_ids cell (harness/ddp_plan.h):
 // pure functions, every branch from hand-made facts, no CUDA needed.
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "harness/ddp_plan.h"
 #include "harness/gpu_readiness.h"
 #include "kernels/cuda_arch.h"
 #include "tests/shell.h"
@@ -117,6 +119,31 @@ TEST(CudaArch, ListInWordsAndTheNoImageMessage) {
   EXPECT_EQ(no_kernel_image_message(8, 6, "80"),
             "this build has no kernel image for sm_86 (built for sm_80 + PTX compute_80): rebuild with "
             "CMAKE_CUDA_ARCHITECTURES=86");
+}
+
+TEST(PciBusIds, ThroughADoubleAndBack) {
+  for (const char* id : {"0000:3b:00.0", "0000:00:1e.0", "0001:c1:1f.7", "ffff:ff:00.3"}) {
+    const double k = pci_bus_key(id);
+    ASSERT_GE(k, 0) << id;
+    EXPECT_EQ(pci_bus_text(k), id);
+  }
+  EXPECT_EQ(pci_bus_normal("0000:3B:00.0"), "0000:3b:00.0");   // CUDA may write upper case
+  EXPECT_EQ(pci_bus_normal("00000000:3B:00.0"), "0000:3b:00.0");  // nvidia-smi's 8-digit domain
+  EXPECT_NE(pci_bus_key("0000:3b:00.0"), pci_bus_key("0000:3b:00.1"));
+  EXPECT_NE(pci_bus_key("0001:3b:00.0"), pci_bus_key("0000:3b:00.0"));
+  for (const char* bad : {"", "?", "3b:00.0", "0000:3b:00", "0000:3b:00.0x", "0000:100:00.0", "0000:3b:20.0"}) {
+    EXPECT_LT(pci_bus_key(bad), 0) << "'" << bad << "'";
+    EXPECT_EQ(pci_bus_normal(bad), bad);
+  }
+  EXPECT_EQ(pci_bus_text(-1), "?");
+}
+
+TEST(PciBusIds, RankCellNamesNodesOnlyWhenTheJobSpansThem) {
+  EXPECT_EQ(rank_bus_ids({"0000:3b:00.0"}, {7}), "0000:3b:00.0");
+  EXPECT_EQ(rank_bus_ids({"0000:3b:00.0", "0000:5e:00.0"}, {7, 7}), "0000:3b:00.0,0000:5e:00.0");
+  // Two nodes' GPUs at the same bus id are two GPUs: the node number keeps them apart.
+  EXPECT_EQ(rank_bus_ids({"0000:3b:00.0", "0000:3b:00.0"}, {9, 4}), "0/0000:3b:00.0,1/0000:3b:00.0");
+  EXPECT_EQ(rank_bus_ids({"a", "b", "c"}, {5, 6, 5}), "0/a,1/b,0/c");
 }
 
 }  // namespace
