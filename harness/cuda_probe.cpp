@@ -164,7 +164,9 @@ std::string gpu_code_problem(int device) {
 std::string gpu_unusable_reason(int device) {
   const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
   if (!g.usable) return g.reason;
-  if (device >= static_cast<int>(g.gpus.size())) return "no GPU " + std::to_string(device) + " (found " + std::to_string(g.gpus.size()) + ")";
+  if (device >= static_cast<int>(g.gpus.size())) {
+    return "no GPU " + std::to_string(device) + " (found " + std::to_string(g.gpus.size()) + ")";
+  }
   return gpu_code_problem(device);
 }
 

@@ -86,9 +86,10 @@ double pci_bus_key(const std::string& id) {
   const auto hex = [&](size_t at, size_t n, uint64_t* v) {
     *v = 0;
     for (size_t i = at; i < at + n; ++i) {
-      if (i >= id.size() || !std::isxdigit(static_cast<unsigned char>(id[i]))) return false;
-      *v = *v * 16 + static_cast<uint64_t>(std::isdigit(static_cast<unsigned char>(id[i])) ? id[i] - '0'
-                                                                                           : std::tolower(id[i]) - 'a' + 10);
+      const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(id[i])));
+      const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (digit < 0) return false;
+      *v = *v * 16 + static_cast<uint64_t>(digit);
     }
     return true;
   };

@@ -64,7 +64,8 @@ class CudaDdpBackend final : public Backend {
     const std::string code = gpu_code_problem(cfg.device);
     if (!code.empty()) std::fprintf(stderr, "trainbench: rank %d: %s\n", world->rank(), code.c_str());
     if (!job.all_ok(code.empty())) {
-      throw Error(!code.empty() ? code : "another rank's GPU cannot run this build's kernels (its reason is on stderr)");
+      throw Error(!code.empty() ? code
+                                : "another rank's GPU cannot run this build's kernels (its reason is on stderr)");
     }
     CudaParallel par;
     par.world = world;

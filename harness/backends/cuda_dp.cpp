@@ -102,12 +102,11 @@ class CudaDpTrainer final : public Trainer {
     chunk_rows_ = max_chunk_rows(cfg.batch, G);
     master_rows_ = std::max(cfg.batch, std::min(kEvalChunk, n));
     max_steps_ = (n + cfg.batch - 1) / cfg.batch;
-    for (size_t k = 0; k < slot_ids_.size(); ++k) {  // each GPU's free memory before anything of ours
-      const int dev = slot_ids_[k];
-      if (std::find(slot_ids_.begin(), slot_ids_.begin() + static_cast<std::ptrdiff_t>(k), dev) ==
-          slot_ids_.begin() + static_cast<std::ptrdiff_t>(k)) {
-        meter_.start(dev);
-      }
+    std::vector<int> metered;  // each GPU's free memory before anything of ours
+    for (int dev : slot_ids_) {
+      if (std::find(metered.begin(), metered.end(), dev) != metered.end()) continue;
+      metered.push_back(dev);
+      meter_.start(dev);
     }
 
     for (int k = 0; k < G; ++k) {
@@ -452,9 +451,11 @@ class CudaDpBackend final : public Backend {
     if (used.empty()) {
       for (const GpuInfo& d : g.gpus) used.push_back(d.index);
     }
-    for (size_t i = 0; i < used.size(); ++i) {
-      if (std::find(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(i), used[i]) != used.begin() + static_cast<std::ptrdiff_t>(i)) continue;
-      if (const std::string code = gpu_code_problem(used[i]); !code.empty()) return {false, code};
+    std::vector<int> probed;
+    for (int dev : used) {
+      if (std::find(probed.begin(), probed.end(), dev) != probed.end()) continue;
+      probed.push_back(dev);
+      if (const std::string code = gpu_code_problem(dev); !code.empty()) return {false, code};
     }
     return {true, ""};
   }

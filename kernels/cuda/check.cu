@@ -8,7 +8,6 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda_arch.h"
 
-#include <algorithm>
 #include <string>
 
 namespace tb::cuda {
@@ -42,30 +41,6 @@ const char* cublas_status_string(cublasStatus_t s) {
   return cublasGetStatusString(s);
 }
 
-namespace {
-thread_local int64_t t_expected_bytes = 0;
-int64_t mib_up(int64_t b) { return (b + (int64_t{1} << 20) - 1) >> 20; }
-}  // namespace
-
-std::string device_oom_text(int64_t needs_bytes, int64_t free_bytes) {
-  if (free_bytes < 0) {
-    size_t f = 0, t = 0;
-    if (cudaMemGetInfo(&f, &t) == cudaSuccess) free_bytes = static_cast<int64_t>(f);
-    else cudaGetLastError();
-  }
-  const int64_t needs = std::max(needs_bytes, t_expected_bytes);
-  return "out of device memory (needs ~" + (needs > 0 ? std::to_string(mib_up(needs)) : std::string("?")) +
-         " MiB, free " + (free_bytes >= 0 ? std::to_string(free_bytes >> 20) : std::string("?")) + " MiB)";
-}
-
-void set_expected_device_bytes(int64_t bytes) { t_expected_bytes = bytes; }
-
-bool last_cuda_error_was_oom() {
-  if (cudaPeekAtLastError() != cudaErrorMemoryAllocation) return false;
-  cudaGetLastError();
-  return true;
-}
-
 // An empty kernel: what probe_kernel_image asks CUDA about (every .cu file of
 // tb_kernels_cuda is compiled for the same CMAKE_CUDA_ARCHITECTURES).
 static __global__ void kernel_image_probe_kernel() {}
@@ -93,7 +68,8 @@ std::string unusable_device_reason() {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) cudaGetLastError();
   if (perr == cudaErrorNoKernelImageForDevice || perr == cudaErrorInvalidDeviceFunction) {
-    return "CUDA device 0 (" + std::string(prop.name) + "): " + no_kernel_image_message(prop.major, prop.minor, TB_CUDA_ARCHS);
+    return "CUDA device 0 (" + std::string(prop.name) + "): " +
+           no_kernel_image_message(prop.major, prop.minor, TB_CUDA_ARCHS);
   }
   return "CUDA device 0 (" + std::string(prop.name) + ") unusable: " + cudaGetErrorString(perr);
 }

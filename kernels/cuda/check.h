@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -31,12 +32,30 @@ const char* cublas_status_string(cublasStatus_t s);
 // size it does not say) and what the trainer on this thread expects its GPU to hold
 // (set_expected_device_bytes); Y: `free_bytes`, or where < 0 the current device's free
 // memory now (cudaMemGetInfo). MiB rounded up / down.
-std::string device_oom_text(int64_t needs_bytes, int64_t free_bytes = -1);
+// Inline, as the check macros are: a program using them needs no library of ours.
+namespace detail {
+inline thread_local int64_t expected_device_bytes = 0;
+}
 // What the trainer on this thread expects to hold on its GPU (0: none running).
-void set_expected_device_bytes(int64_t bytes);
+inline void set_expected_device_bytes(int64_t bytes) { detail::expected_device_bytes = bytes; }
+inline std::string device_oom_text(int64_t needs_bytes, int64_t free_bytes = -1) {
+  if (free_bytes < 0) {
+    size_t f = 0, t = 0;
+    if (cudaMemGetInfo(&f, &t) == cudaSuccess) free_bytes = static_cast<int64_t>(f);
+    else cudaGetLastError();
+  }
+  const int64_t needs = std::max(needs_bytes, detail::expected_device_bytes);
+  const int64_t mib = int64_t{1} << 20;
+  return "out of device memory (needs ~" + (needs > 0 ? std::to_string((needs + mib - 1) / mib) : std::string("?")) +
+         " MiB, free " + (free_bytes >= 0 ? std::to_string(free_bytes / mib) : std::string("?")) + " MiB)";
+}
 // Whether the last CUDA error of this thread is cudaErrorMemoryAllocation (then cleared):
 // how an NCCL ncclUnhandledCudaError or ncclSystemError tells an out-of-memory apart.
-bool last_cuda_error_was_oom();
+inline bool last_cuda_error_was_oom() {
+  if (cudaPeekAtLastError() != cudaErrorMemoryAllocation) return false;
+  cudaGetLastError();
+  return true;
+}
 
 // Whether GPU `device` has an image of this build's kernels: cudaFuncGetAttributes on an
 // empty kernel compiled like all the others (cudaErrorNoKernelImageForDevice when the

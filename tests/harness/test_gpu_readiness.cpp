@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/ddp_plan.h"
 #include "harness/gpu_readiness.h"
@@ -48,7 +50,8 @@ TEST(NoDeviceReason, ADriverOlderThanTheRuntimeNamesBothAndWhatToDo) {
 TEST(NoDeviceReason, NoDriverAtAllSaysSoInsteadOfCudasGenericError) {
   EXPECT_EQ(no_device_reason(facts(0, 13000, false, kInsufficient)), "no NVIDIA driver (libcuda.so.1 not found)");
   // libcuda loads but reports nothing: CUDA's own words.
-  EXPECT_EQ(no_device_reason(facts(0, 13000, true, kInsufficient)), std::string("no CUDA device (") + kInsufficient + ")");
+  EXPECT_EQ(no_device_reason(facts(0, 13000, true, kInsufficient)),
+            std::string("no CUDA device (") + kInsufficient + ")");
 }
 
 TEST(NoDeviceReason, OtherwiseCudasErrorOrNoDevices) {
@@ -99,7 +102,8 @@ TEST(GpuTestGate, PresenceIsTheDeviceNodeUnderAGivenRoot) {
 TEST(GpuTestGate, RequiredOnlyByExactlyOne) {
   const char* old = std::getenv("TB_REQUIRE_GPU");
   const std::string saved = old ? old : "";
-  for (const auto& [value, want] : std::vector<std::pair<const char*, bool>>{{"1", true}, {"0", false}, {"", false}, {"yes", false}}) {
+  const std::vector<std::pair<const char*, bool>> cases = {{"1", true}, {"0", false}, {"", false}, {"yes", false}};
+  for (const auto& [value, want] : cases) {
     ::setenv("TB_REQUIRE_GPU", value, 1);
     EXPECT_EQ(gpu_required_by_env(), want) << "'" << value << "'";
   }
