@@ -52,12 +52,6 @@ const std::vector<Column>& table() {
       {"timestamp", T::kString, R::kId, "", false, "when the run started, ISO-8601 UTC",
        [](const ResultRow& r) { return r.timestamp; }},
       {"host", T::kString, R::kId, "", false, "host name (rank 0's)", [](const ResultRow& r) { return r.host; }},
-      {"gpu_bus_ids", T::kString, R::kId, "", true,
-       "the PCI bus id of each GPU in `devices`, in the same order (`0000:3b:00.0,0000:5e:00.0`; `NODE/BUS` per "
-       "rank when a cuda-ddp job spans nodes): which physical GPUs ran, whatever index each process saw them "
-       "under (with one GPU per task every rank's is device 0); a repeated id is a shared GPU. Empty on the CPU "
-       "and in rows that did not run",
-       [](const ResultRow& r) { return r.gpu_bus_ids; }},
       // ---- workload: what was trained, the same for every backend of a comparable row;
       // setup: which backend, where, in what precision (interleaved in the historical order)
       {"workload", T::kString, R::kWorkload, "", false,
@@ -220,6 +214,12 @@ const std::vector<Column>& table() {
       {"disturbed", T::kBool, R::kMetric, "", true,
        "true when others_cpu_share or steal_share is above 0.05: the timing is not trustworthy",
        [](const ResultRow& r) { return r.others_cpu_share < 0 ? std::string() : (r.disturbed() ? "true" : "false"); }},
+      {"gpu_bus_ids", T::kString, R::kId, "", true,
+       "the PCI bus id of each GPU in `devices`, in the same order (`0000:3b:00.0,0000:5e:00.0`; `NODE/BUS` per "
+       "rank when a cuda-ddp job spans nodes): which physical GPUs ran, whatever index each process saw them "
+       "under (with one GPU per task every rank's is device 0); a repeated id is a shared GPU. Empty on the CPU "
+       "and in rows that did not run",
+       [](const ResultRow& r) { return r.gpu_bus_ids; }},
       {"status", T::kString, R::kStatus, "", false,
        "`ok`, `skipped: <reason>` or `failed: <reason>`; measurement cells are empty unless ok",
        [](const ResultRow& r) { return r.status; }},
