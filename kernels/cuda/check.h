@@ -27,17 +27,18 @@ inline std::string device_suffix() {
 
 const char* cublas_status_string(cublasStatus_t s);
 
-// The one text of every device out-of-memory error: "out of device memory (needs ~X MiB,
-// free Y MiB)". X: the larger of `needs_bytes` (0 for a library's own allocation, whose
-// size it does not say) and what the trainer on this thread expects its GPU to hold
-// (set_expected_device_bytes); Y: `free_bytes`, or where < 0 the current device's free
-// memory now (cudaMemGetInfo). MiB rounded up / down.
-// Inline, as the check macros are: a program using them needs no library of ours.
+// Device out-of-memory helpers, inline as the check macros are: a program using the
+// macros needs no library of ours.
 namespace detail {
 inline thread_local int64_t expected_device_bytes = 0;
 }
 // What the trainer on this thread expects to hold on its GPU (0: none running).
 inline void set_expected_device_bytes(int64_t bytes) { detail::expected_device_bytes = bytes; }
+// The one text of every device out-of-memory error: "out of device memory (needs ~X MiB,
+// free Y MiB)". X: the larger of `needs_bytes` (0 for a library's own allocation, whose
+// size it does not say) and what the trainer on this thread expects its GPU to hold
+// (set_expected_device_bytes); Y: `free_bytes`, or where < 0 the current device's free
+// memory now (cudaMemGetInfo). MiB rounded up / down.
 inline std::string device_oom_text(int64_t needs_bytes, int64_t free_bytes = -1) {
   if (free_bytes < 0) {
     size_t f = 0, t = 0;
