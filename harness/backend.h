@@ -67,6 +67,9 @@ class Trainer {
   virtual int64_t peak_device_mem_bytes() const { return 0; }
   // What the "devices" CSV column shows, e.g. "cpu" or "0,1".
   virtual std::string devices() const { return "cpu"; }
+  // What the "gpu_bus_ids" column shows: the PCI bus id of each GPU of devices(), in the
+  // same order ("0000:3b:00.0,0000:3b:00.0": two replicas on one GPU); "" on the CPU.
+  virtual std::string gpu_bus_ids() const { return ""; }
   // Model replicas this process trains (cuda-dp: one per slot; cpu-hogwild: its worker
   // processes, which share one replica); the row's world_size is replicas x the job's ranks.
   virtual int replicas() const { return 1; }
