@@ -54,6 +54,9 @@ class Trainer {
   virtual int64_t peak_device_mem_bytes() const { return 0; }
   // What the "devices" CSV column shows, e.g. "cpu" or "0,1".
   virtual std::string devices() const { return "cpu"; }
+  // The CUDA devices this process computes on, each once (the runner samples their NVML
+  // telemetry, harness/gpu_telemetry.h); empty for CPU trainers.
+  virtual std::vector<int> gpus() const { return {}; }
   // Model replicas this process trains (cuda-dp: one per slot; cpu-hogwild: its worker
   // processes, which share one replica); the row's world_size is replicas x the job's ranks.
   virtual int replicas() const { return 1; }

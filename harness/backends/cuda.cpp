@@ -173,6 +173,7 @@ class CudaTrainer final : public Trainer {
 
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return devices_; }
+  std::vector<int> gpus() const override { return {cfg_.device}; }
   int64_t peak_device_mem_bytes() const override { return model_->arena().held_bytes(); }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
   double allreduce_busy_s() const override { return last_busy_s_; }

@@ -154,6 +154,7 @@ class CudaDpTrainer final : public Trainer {
 
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
+  std::vector<int> gpus() const override { return comm_.devices(); }
   int replicas() const override { return static_cast<int>(slots_.size()); }
   // The busiest GPU: everything the slots on one physical device allocated.
   int64_t peak_device_mem_bytes() const override {
