@@ -218,6 +218,32 @@ TEST(NvmlFakeGpu, CudaDpSumsEnergyOverItsGpus) {
   }
 }
 
+// cuda-ddp over two ranks, one GPU each: each rank samples its own GPU; the row is the
+// job's (energy and mean power summed over ranks, the slower clock, the hotter GPU).
+TEST(NvmlFakeGpu, CudaDdpCombinesTheRanksFigures) {
+#if !TB_NVML_HAVE_DDP
+  GTEST_SKIP() << "cuda-ddp is not built (needs MPI and NCCL)";
+#endif
+  std::string env = kFakeGpu + kFakeNvml + " TB_FAKE_GPUS=2 TB_FAKE_NVML_GPUS=2";
+  env += " TB_FAKE_NVML_SM_MHZ='1980;1200' TB_FAKE_NVML_TEMP_C='77;50' TB_FAKE_NVML_POWER_MW='300000;200000'";
+  env += " TB_FAKE_NVML_REASONS='4;0' TB_FAKE_NVML_ENERGY_STEP_MJ='2500;4000'";
+  const RunOutput r = run_tb("nvml-cuda-ddp", env + " " + tb::test::mpirun(2),
+                             "--backend cuda-ddp --comm-timeout 60" + kGpuWorkload);
+  ASSERT_EQ(r.shell.code, 0) << r.shell.out;
+  ASSERT_EQ(r.rows.size(), 2u) << r.shell.out;
+  for (const Row& row : r.rows) {
+    EXPECT_EQ(row.at("devices"), "0,1");
+    EXPECT_DOUBLE_EQ(std::stod(row.at("gpu_energy_j")), 6.5);
+    EXPECT_DOUBLE_EQ(std::stod(row.at("gpu_sm_clock_min_mhz")), 1200);
+    EXPECT_DOUBLE_EQ(std::stod(row.at("gpu_sm_clock_median_mhz")), 1200);
+    EXPECT_DOUBLE_EQ(std::stod(row.at("gpu_power_mean_w")), 500);
+    EXPECT_DOUBLE_EQ(std::stod(row.at("gpu_power_max_w")), 300);
+    EXPECT_DOUBLE_EQ(std::stod(row.at("gpu_temp_max_c")), 77);
+    EXPECT_EQ(row.at("gpu_throttle_reasons"), "sw_power_cap");
+    EXPECT_GE(std::stoi(row.at("gpu_telemetry_samples")), 1);
+  }
+}
+
 TEST(NvmlFakeGpu, WithoutNvmlTheColumnsAreEmptyAndEnvJsonSaysWhy) {
   const RunOutput r = run_tb("nvml-cuda-missing", kFakeGpu + "TB_FAKE_GPUS=1 TB_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1",
                     "--backend cuda" + kGpuWorkload);
