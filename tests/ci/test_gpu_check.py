@@ -73,7 +73,7 @@ tiny: --model mlp --layers 8,16,4 --samples 2048 --batch 64 --lr 0.05 --backends
 """
 
 
-def _fake_check(tmp_path, sanitizer_rc, python, ctest_filter, suite_text=SUITE):
+def _fake_check(tmp_path, sanitizer_rc, python, ctest_filter, suite_text=SUITE, build=BUILD):
     suite = tmp_path / "check.suite"
     suite.write_text(suite_text)
     # A stub compute-sanitizer: writes its --log-file as the real one does, runs the program.
@@ -91,7 +91,7 @@ fi
 echo "========= ERROR SUMMARY: 0 errors" > "$log"
 """)
     out = tmp_path / "bundle"
-    env = dict(os.environ, TB_GPU_CHECK_FAKE="1", TB_GPU_CHECK_BUILD=BUILD, TB_GPU_CHECK_OUT=str(out),
+    env = dict(os.environ, TB_GPU_CHECK_FAKE="1", TB_GPU_CHECK_BUILD=build, TB_GPU_CHECK_OUT=str(out),
                TB_GPU_CHECK_SUITE=str(suite), TB_COMPUTE_SANITIZER=sanitizer, PYTHON=python,
                TB_GPU_CHECK_CTEST_ARGS=f"-R '{ctest_filter}'", TB_SKIP_DEPS="1")
     r = subprocess.run(["bash", os.path.join(REPO, ".ci", "gpu-check")], env=env, capture_output=True,
@@ -147,7 +147,9 @@ def test_fake_gpu_run_leaves_the_whole_bundle(tmp_path):
 def test_a_failed_step_fails_the_check_and_no_matplotlib_only_skips_the_report(tmp_path):
     # A python that cannot import matplotlib (site-packages off).
     python = _script(tmp_path / "python-bare", f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
-    r, out = _fake_check(tmp_path, 99, python, "CudaChecks.EveryCublasStatusHasItsName")
+    # The build folder named relative to the repository, as `make gpu-check` names its own.
+    r, out = _fake_check(tmp_path, 99, python, "CudaChecks.EveryCublasStatusHasItsName",
+                         build=os.path.relpath(BUILD, REPO))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "gpu-check: FAILED" in r.stderr
     steps = _summary(out)
