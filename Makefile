@@ -48,21 +48,26 @@ build: configure
 
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers tests/bench tests/ci
+	TB_CEILINGS=0 TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers tests/bench tests/ci
 
 # The suite exits 1 when a run failed; PyTorch peer rows (bench/peers/) are added
-# (or recorded as skipped without torch), the report is rendered anyway, then make fails.
-# On a GPU box: the CUDA micro-benchmarks, and on 2+ GPUs (those CUDA_VISIBLE_DEVICES
-# leaves, as `trainbench devices` counts them) the NCCL all-reduce sweep, one rank per
-# GPU, started by `trainbench launcher` exactly as the suite starts its ranks.
+# (or recorded as skipped without torch), then the micro-benchmarks write their Google
+# Benchmark JSON into the run folder (microbench-cpu.json; on a GPU box also the CUDA
+# ones, microbench_cuda.json, and on 2+ GPUs — those CUDA_VISIBLE_DEVICES leaves, as
+# `trainbench devices` counts them — the NCCL all-reduce sweep, one rank per GPU, started
+# by `trainbench launcher` exactly as the suite starts its ranks). The report is rendered
+# last, so it shows all of them; it is rendered even when a step failed, then make fails.
 bench: deps build
 	@rc=0; ./$(BUILD)/trainbench suite $(SUITE) --out $(RESULTS) || rc=$$?; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
-	  $(PYTHON) reports/render.py $(RESULTS) && echo "report: $(RESULTS)/report.html" || rc=$$?; \
+	  if [ -x ./$(BUILD)/bench/tb_microbench_cpu ]; then \
+	    ./$(BUILD)/bench/tb_microbench_cpu --benchmark_out=$(RESULTS)/microbench-cpu.json \
+	      --benchmark_out_format=json > /dev/null || rc=$$?; \
+	  fi; \
 	  if [ -n "$(HAVE_GPU)" ] && [ -x ./$(BUILD)/bench/tb_microbench_cuda ]; then \
 	    ./$(BUILD)/bench/tb_microbench_cuda --benchmark_filter='memcpy_cuda/d2d|gemm_cuda/mlp-1024x4096x4096x4096x1000/fp32' \
-	      --benchmark_format=json --benchmark_out=$(RESULTS)/microbench_cuda.json > /dev/null || rc=$$?; \
+	      --benchmark_out=$(RESULTS)/microbench_cuda.json --benchmark_out_format=json > /dev/null || rc=$$?; \
 	    ngpu=$$(./$(BUILD)/trainbench devices | grep -c '^gpu '); \
 	    if [ "$$ngpu" -ge 2 ] && [ -x ./$(BUILD)/bench/tb_bench_allreduce_nccl ]; then \
 	      $$(./$(BUILD)/trainbench launcher $$ngpu) ./$(BUILD)/bench/tb_bench_allreduce_nccl \
@@ -74,6 +79,7 @@ bench: deps build
 	    fi; \
 	    $(PYTHON) bench/gpu_targets.py $(RESULTS) || rc=$$?; \
 	  fi; \
+	  $(PYTHON) reports/render.py $(RESULTS) && echo "report: $(RESULTS)/report.html" || rc=$$?; \
 	  exit $$rc
 
 # One folder: RUN/report.html. Several (RUN="a b"): one merged report at OUT, by default

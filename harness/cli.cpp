@@ -219,6 +219,12 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool, RunFlags* f) { f->config.save_params = v; }},
       {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json); default: stdout",
        [](const std::string& v, bool, RunFlags* f) { f->out = v; }},
+      {"--no-ceilings", nullptr, "run: do not measure this machine's FMA, memory and GPU ceilings for the env JSON "
+       "(~1 s; also TB_CEILINGS=0)",
+       [](const std::string&, bool lists, RunFlags* f) {
+         if (lists) throw UsageError("--no-ceilings: not in suite files (give it to `trainbench suite`)");
+         f->no_ceilings = true;
+       }},
   };
   return table;
 }
@@ -357,6 +363,7 @@ std::string run_flags_help(bool for_export) {
     if (for_export) {
       // export trains nothing: no backend, its knobs, ranks or outputs of a run.
       if (name == "--backend" || name == "--save-params" || name == "--world-sizes" || name == "--comm-timeout" ||
+          name == "--no-ceilings" ||
           !applies_to(d.name).empty()) {
         continue;
       }

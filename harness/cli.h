@@ -25,6 +25,7 @@ struct RunFlags {
   std::vector<int> world_sizes;         // --world-sizes (suites): ranks for multi-process backends
   std::vector<int> workers;             // --workers: cpu-hogwild's worker processes (suites: a list)
   std::string out;                      // --out (run: CSV file)
+  bool no_ceilings = false;             // --no-ceilings (run): env JSON without measured ceilings
   bool layers_given = false;
   bool samples_given = false;
 };

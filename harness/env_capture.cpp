@@ -74,7 +74,7 @@ std::string host_record_json() {
 }
 
 std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed,
-                     const std::vector<std::string>& hosts) {
+                     const std::vector<std::string>& hosts, const std::string& ceilings) {
   const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
   // The commit the binary was built from, captured at build time (build_provenance.h):
   // editing the tree afterwards neither marks this run dirty nor cleans it.
@@ -158,6 +158,7 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
   // NVML (loaded at run time): driver, clocks, power limit, ECC, PCIe, GPU links; or why not.
   j["nvml"] = nvml_environment(g);
   j["seed"] = seed;
+  if (!ceilings.empty()) j["ceilings"] = Json::parse(ceilings);  // measured by harness/ceilings.cpp
   return json_text(j);
 }
 

@@ -24,7 +24,8 @@ std::string host_record_json();
 // The whole env.json document (harness/json_out.h: valid JSON whatever the bytes of
 // the command line or the host's strings). hosts: the host records of every node the
 // run used (host_record_json() of each, duplicates by hostname dropped); empty = this one.
+// ceilings: the "ceilings" object as JSON text (harness/ceilings.h); empty = none written.
 std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed,
-                     const std::vector<std::string>& hosts = {});
+                     const std::vector<std::string>& hosts = {}, const std::string& ceilings = {});
 
 }  // namespace tb

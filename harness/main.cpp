@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/backend.h"
+#include "harness/ceilings.h"
 #include "harness/cli.h"
 #include "harness/csv_writer.h"
 #include "harness/env_capture.h"
@@ -166,6 +167,8 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
     throw UsageError("--backend " + c.backend + ": a single-process backend started as " + std::to_string(launched) +
                      " processes by mpirun/srun; run it without a launcher (or with -np 1)");
   }
+  // Checked now (TB_CEILINGS=2 is bad input: nothing written), measured once the run is set up.
+  const std::string ceilings_off = ceilings_off_reason(f.no_ceilings, launched > 1);
   Job job = job_for(c);
   const RunIdentity id = make_run_identity();
   std::unique_ptr<ResultFiles> files;  // rank 0 writes
@@ -183,7 +186,12 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   // Opened before training: an unwritable or mismatched file fails now, not after it.
   if (job.root()) files = std::make_unique<ResultFiles>(out, "");
   const std::vector<std::string> hosts = job.gather(host_record_json());  // every node of the job
-  if (job.root() && out != "-") write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts));
+  if (job.root() && out != "-") {
+    // The machine's ceilings (harness/ceilings.h) before anything is timed; the other
+    // ranks of a multi-process run would share the cores, so not there.
+    const std::string ceilings = ceilings_json(ceilings_off, id.host);
+    write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts, ceilings));
+  }
   // Each row is written as its repetition ends; with --out, one line each on stdout.
   struct Echo final : RowSink {
     ResultFiles* files = nullptr;
@@ -214,18 +222,22 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
 int cmd_suite(const std::vector<std::string>& args, const std::string& command_line) {
   if (wants_help(args) || args.empty()) {
     std::fprintf(args.empty() ? stderr : stdout,
-                 "usage: trainbench suite FILE [--out DIR]\n\n"
+                 "usage: trainbench suite FILE [--out DIR] [--no-ceilings]\n\n"
                  "Runs every entry of FILE (see bench/suites/) and writes DIR (default results/<run-id>/):\n"
-                 "results.csv, curves.csv, env.json and log.txt. Exit 1 if any run failed.\n");
+                 "results.csv, curves.csv, env.json and log.txt. Exit 1 if any run failed.\n"
+                 "env.json's \"ceilings\" are measured first (~1 s): --no-ceilings or TB_CEILINGS=0 skips them.\n");
     return args.empty() ? 2 : 0;
   }
   std::string file, out;
+  bool no_ceilings = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--out") {
       if (i + 1 >= args.size()) throw UsageError("--out: missing value (DIR)");
       out = args[++i];
+    } else if (args[i] == "--no-ceilings") {
+      no_ceilings = true;
     } else if (args[i].rfind("--", 0) == 0) {
-      throw UsageError("unknown flag '" + args[i] + "' for suite (allowed: --out DIR)");
+      throw UsageError("unknown flag '" + args[i] + "' for suite (allowed: --out DIR, --no-ceilings)");
     } else if (file.empty()) {
       file = args[i];
     } else {
@@ -233,7 +245,7 @@ int cmd_suite(const std::vector<std::string>& args, const std::string& command_l
     }
   }
   if (file.empty()) throw UsageError("suite: missing FILE (e.g. bench/suites/quick.suite)");
-  return run_suite(file, out, command_line);
+  return run_suite(file, out, command_line, no_ceilings);
 }
 
 }  // namespace

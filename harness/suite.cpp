@@ -1,5 +1,6 @@
 // harness/suite.cpp — parse, expand and run suite files; print the summary table.
 #include "harness/suite.h"
+#include "harness/ceilings.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -308,7 +309,7 @@ int run_suite_worker(const std::vector<std::string>& a) {
   return kExitRunFailed;
 }
 
-int run_suite(const std::string& path, std::string out_dir, const std::string& command_line) {
+int run_suite(const std::string& path, std::string out_dir, const std::string& command_line, bool no_ceilings) {
   const std::vector<SuiteEntry> entries = parse_suite(path);
   const std::vector<RunConfig> configs = expand_suite(entries);
   // File datasets are read once before anything is written: a missing or malformed
@@ -324,6 +325,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       throw UsageError(where + "--dataset: " + err.what());
     }
   }
+  const std::string ceilings_off = ceilings_off_reason(no_ceilings, false);  // TB_CEILINGS=2: exit 2 now
   const RunIdentity id = make_run_identity();
   if (out_dir.empty()) out_dir = "results/" + id.run_id;
   std::error_code ec;
@@ -338,7 +340,9 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   }
   ResultFiles files(out_dir + "/results.csv", out_dir + "/curves.csv");
   std::vector<std::string> hosts = {host_record_json()};  // + the nodes of multi-process jobs
-  write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts));
+  // The machine's ceilings (harness/ceilings.h), measured once before any configuration runs.
+  const std::string ceilings = ceilings_json(ceilings_off, id.host);
+  write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
   std::FILE* log = std::fopen((out_dir + "/log.txt").c_str(), "a");
   if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_guard(log, &std::fclose);
@@ -411,7 +415,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       const size_t known = hosts.size();
       o = run_multi_process(path, i, c, id, out_dir, files, progress, &hosts);
       if (hosts.size() != known) {
-        write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts));
+        write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
       }
     } else {
       try {

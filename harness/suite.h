@@ -31,7 +31,8 @@ std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries);
 // Runs the suite into out_dir (created; "" = results/<run-id>): results.csv,
 // curves.csv, env.json, log.txt; prints a summary. Returns the exit code:
 // 0 all rows ok or skipped, 1 some row failed. Throws UsageError/CsvError on bad input.
-int run_suite(const std::string& path, std::string out_dir, const std::string& command_line);
+int run_suite(const std::string& path, std::string out_dir, const std::string& command_line,
+              bool no_ceilings = false);
 
 // `suite-worker FILE INDEX RUN_ID TIMESTAMP DIR` (internal): one multi-process
 // configuration of a suite, as one rank of the job the suite started under mpirun;

@@ -24,7 +24,8 @@ import shutil
 import sys
 import tempfile
 
-FILES = ["results.csv", "curves.csv", "env.json", "log.txt", "report.html", "microbench_cuda.json", "gpu_targets.md"]
+FILES = ["results.csv", "curves.csv", "env.json", "log.txt", "report.html", "microbench-cpu.json",
+         "microbench_cuda.json", "gpu_targets.md"]
 REQUIRED = ["results.csv", "env.json"]
 
 

@@ -62,7 +62,7 @@ def run(tmp_path_factory):
     suite = d / "gpu.suite"
     suite.write_text(scaled(os.path.join(REPO, "bench", "suites", "gpu.suite")) + "\n")
     out = d / "out"
-    env = dict(os.environ, LD_PRELOAD=SHIM, TB_FAKE_EXECUTE="1", TB_FAKE_GPUS="8", TB_TRACE_FILE="/dev/null",
+    env = dict(os.environ, LD_PRELOAD=SHIM, TB_FAKE_EXECUTE="1", TB_FAKE_GPUS="8", TB_CEILINGS="0", TB_TRACE_FILE="/dev/null",
                TMPDIR=str(d), CI="1")
     p = subprocess.run([TRAINBENCH, "suite", str(suite), "--out", str(out)], env=env, capture_output=True,
                        text=True, timeout=900)
@@ -143,7 +143,7 @@ def test_nccl_sweep_feeds_the_busbw_targets(run, tmp_path):
     out, _ = run
     if not os.path.exists(SWEEP):
         pytest.skip(f"no NCCL sweep at {SWEEP} (built where MPI and NCCL are found)")
-    env = dict(os.environ, LD_PRELOAD=SHIM, TB_FAKE_EXECUTE="1", TB_FAKE_GPUS="8", TB_TRACE_FILE="/dev/null",
+    env = dict(os.environ, LD_PRELOAD=SHIM, TB_FAKE_EXECUTE="1", TB_FAKE_GPUS="8", TB_CEILINGS="0", TB_TRACE_FILE="/dev/null",
                TMPDIR=str(tmp_path))
     # Up to 256 KiB: within 2x of both scaled payloads (about 25 KiB and 161 KiB per step).
     # The launcher `make bench` starts the sweep with: `trainbench launcher N`.

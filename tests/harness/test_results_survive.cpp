@@ -184,9 +184,9 @@ TEST(FullDisk, AFailedAppendLeavesTheFileAtItsLastWholeRowAndExits74) {
   EXPECT_LE(fs::file_size(out), 16384u);
 }
 
-// A real full file system (a 20 KiB tmpfs: five pages, where the lock, env.json (one or two
-// pages, by the host's strings), log.txt and results.csv fit but not the whole quick suite's
-// ~24 KB), where this machine lets the test mount one.
+// A real full file system (a 20 KiB tmpfs: five pages, one each for the lock, results.csv and
+// curves.csv and two for env.json, whose ceilings entry and the build path can take it past
+// one page), where this machine lets the test mount one.
 TEST(FullDisk, ASuiteOnAFullFileSystemKeepsWholeRowsAndSaysTheLogIsIncomplete) {
   const std::string mnt = tmp("tiny-fs");
   fs::create_directories(mnt);
