@@ -66,7 +66,7 @@ bench: deps build
 	      --benchmark_out_format=json > /dev/null || rc=$$?; \
 	  fi; \
 	  if [ -n "$(HAVE_GPU)" ] && [ -x ./$(BUILD)/bench/tb_microbench_cuda ]; then \
-	    ./$(BUILD)/bench/tb_microbench_cuda --benchmark_filter='memcpy_cuda/d2d|gemm_cuda/mlp-1024x4096x4096x4096x1000/fp32' \
+	    ./$(BUILD)/bench/tb_microbench_cuda --benchmark_filter='memcpy_cuda/d2d|gemm_cuda/mlp-1024x4096x4096x4096x1000/fp32|linear_step_cuda|column_sum_cuda|softmax_xent_loss_grad_cuda/1024x1000' \
 	      --benchmark_out=$(RESULTS)/microbench_cuda.json --benchmark_out_format=json > /dev/null || rc=$$?; \
 	    ngpu=$$(./$(BUILD)/trainbench devices | grep -c '^gpu '); \
 	    if [ "$$ngpu" -ge 2 ] && [ -x ./$(BUILD)/bench/tb_bench_allreduce_nccl ]; then \

@@ -17,19 +17,28 @@ Formulas:
   GEMM sum         = sum over the step's GEMMs (per layer: forward B x out x in, dW out x in x B,
                      and dA B x in x out except for the first layer) of the fp32 micro-benchmark
                      time of that shape (BM_gemm_cuda/<workload>/fp32/<role>/...)
-  data bandwidth   = median samples/s x (inputs + outputs) x 4 bytes (each row read once per epoch)
+  data bandwidth   = median samples/s x (D + O) x 4 bytes: what the fused linear step
+                     (kernels/cuda/linear_step.h, which a linear regression model with
+                     O <= 16, D <= 2048 and O x D <= 8192 takes) reads from device memory
+                     per sample: the sample's row of X and of y, once (forward, loss and
+                     gradients in one pass; its per-block partials add 8 (O D + O + 1)
+                     bytes per 16 max(O, 4) rows or more, under 0.1% for 64 -> 1, not
+                     counted). Device-memory bytes moved, as the copy bandwidth counts them.
+                     For a shape the fused step does not take the target is not evaluated:
+                     the two-GEMM path reads X twice, so (D + O) x 4 would not be what moves.
   copy bandwidth   = the fastest device-to-device cudaMemcpy in the micro-benchmarks
-                     (BM_memcpy_cuda/d2d/*, bytes = 2 x size: read and written)
+                     (BM_memcpy_cuda/d2d/*, counter B/s = 2 x size / time: every byte is
+                     read once and written once)
   weak efficiency  = median samples/s of cuda-ddp x8 / (8 x median samples/s of cuda-ddp x1)
   busbw share      = median comm_busbw_gbps of the rows / busbw of the NCCL sweep
                      (tb_bench_allreduce_nccl --csv, allreduce_nccl.csv, rows whose check
                      found 0 wrong) at the size nearest (in ratio) to the rows'
                      allreduce_bytes_per_step; '–' when no swept size is within 2x of it.
                      comm_busbw_gbps = 2(n-1)/n x allreduce_bytes_per_step x steps / the
-                     time from a step's first bucket start to its last bucket end, so the
-                     payload compared is the step's whole gradient (in several buckets
-                     when it exceeds --bucket-mb; with overlap the window also holds the
-                     backward compute between buckets: what training gets, not NCCL alone).
+                     sum of each bucket's ncclAllReduce time (events right before and after
+                     it on the NCCL stream), so the payload compared is the step's whole
+                     gradient (in several buckets when it exceeds --bucket-mb), timed
+                     without the backward compute between buckets.
 
 Usage: gpu_targets.py RESULTS_DIR   (reads results.csv, microbench_cuda.json and
 allreduce_nccl.csv; prints a Markdown table and writes RESULTS_DIR/gpu_targets.md).
@@ -73,15 +82,22 @@ def step_gemms(layers, batch):
     return out
 
 
+def fused_linear_step_applies(d, o):
+    """kernels/cuda/linear_step_kernels.cuh's linear_step_fits: the cuda backend takes its
+    one-pass step for a linear regression model of this D -> O."""
+    return 1 <= o <= 16 and 1 <= d <= 2048 and o * d <= 8192
+
+
 def bench_times(bench):
-    """{benchmark name without '/manual_time': (real_time in s, bytes_per_second)}."""
+    """{benchmark name without '/manual_time': (real_time in s, bytes per second)}: the
+    counter B/s (bench/micro/bench_rates.h), or bytes_per_second of older JSON."""
     scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
     out = {}
     for b in bench.get("benchmarks", []):
         if b.get("error_occurred") or b.get("run_type", "iteration") != "iteration":
             continue
         name = b["name"].removesuffix("/manual_time")
-        out[name] = (b["real_time"] * scale[b.get("time_unit", "ns")], b.get("bytes_per_second"))
+        out[name] = (b["real_time"] * scale[b.get("time_unit", "ns")], b.get("B/s", b.get("bytes_per_second")))
     return out
 
 
@@ -111,7 +127,11 @@ def linear_graph(rows, times):
     if not rs:
         return None, f"no ok cuda row of {LINEAR_GRAPH}"
     layers = [int(v) for v in rs[0]["layers"].split(",")]
-    data_bw = statistics.median(float(r["samples_per_s"]) for r in rs) * (layers[0] + layers[-1]) * 4
+    d, o = layers[0], layers[-1]
+    if len(layers) != 2 or not fused_linear_step_applies(d, o):
+        return None, (f"{'x'.join(map(str, layers))} does not take the fused linear step: "
+                      "(D + O) x 4 bytes per sample is not what it moves")
+    data_bw = statistics.median(float(r["samples_per_s"]) for r in rs) * (d + o) * 4
     copies = [bw for name, (_, bw) in times.items() if name.startswith("BM_memcpy_cuda/d2d/") and bw]
     if not copies:
         return None, "no BM_memcpy_cuda/d2d micro-benchmark"

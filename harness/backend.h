@@ -33,6 +33,13 @@ struct EpochResult {
   int64_t nonfinite_step = -1; // first step whose loss was NaN/Inf (training stopped there), or -1
 };
 
+// What a repetition's preparation moved before its timed epochs (prepare_repetition):
+// the dataset's upload to the device, this process's part of it.
+struct UploadFigures {
+  double seconds = 0;  // time the copies took (GPU: CUDA events around them)
+  int64_t bytes = 0;   // bytes copied; 0: nothing uploaded (CPU backends, --data-placement host)
+};
+
 struct EvalResult {
   double loss = 0;       // mean loss over the whole set (as the training loss defines it)
   double accuracy = -1;  // fraction correct for classification; -1 for regression
@@ -47,9 +54,15 @@ class Trainer {
   // Replace the parameters (start of every warm-up / repetition) and zero optimizer state.
   virtual void set_params(const std::vector<float>& params) = 0;
   virtual std::vector<float> params() const = 0;
+  // Called by the runner after set_params() and before the stopwatch starts: whatever
+  // a repetition needs in place before its first timed step (cuda, cuda-dp: the upload
+  // of the dataset to the device). Untimed by the stopwatch; its own figures.
+  virtual UploadFigures prepare_repetition() { return {}; }
   virtual EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) = 0;
   virtual EvalResult evaluate() = 0;
-  // Per-phase seconds since the last call; resets the accumulator.
+  // Per-phase seconds since the last call; resets the accumulator. The runner calls it
+  // after every epoch, once the stopwatch has stopped: GPU trainers read their timing
+  // events here, outside the timed region.
   virtual PhaseTimes take_phase_times() = 0;
   virtual int64_t peak_device_mem_bytes() const { return 0; }
   // What the "devices" CSV column shows, e.g. "cpu" or "0,1".
@@ -65,7 +78,8 @@ class Trainer {
   // Multi-process trainers: the communication figures of the last repetition, this
   // rank's own (the runner takes the maximum over ranks through the Job).
   virtual int64_t allreduce_bytes_per_step() const { return 0; }
-  // Seconds spent inside all-reduces and their count since the last take_phase_times().
+  // Seconds spent inside all-reduces and the steps they cover, for the interval that the
+  // last take_phase_times() closed (the runner sums them over a repetition's epochs).
   virtual double allreduce_busy_s() const { return 0; }
   virtual int64_t allreduce_steps() const { return 0; }
 };

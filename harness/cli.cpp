@@ -188,6 +188,13 @@ const std::vector<FlagDef>& flag_table() {
        }},
       {"--cuda-graph", nullptr, "capture the training step once and replay it (removes launch overhead)",
        [](const std::string&, bool, RunFlags* f) { f->config.cuda_graph = true; }},
+      {"--phase-timing", "on|off",
+       "GPU backends: time each phase with CUDA events (on, default) or not (off: the phase columns stay "
+       "empty; what the events cost, docs/performance.md)",
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v != "on" && v != "off") bad("--phase-timing", v, "allowed: on, off");
+         f->config.phase_timing = v == "on";
+       }},
       {"--devices", "I,J,...", "GPU slots to replicate over (default: all visible); repeats such as 0,0 "
                                "run several replicas on one GPU",
        [](const std::string& v, bool, RunFlags* f) {

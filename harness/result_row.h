@@ -42,6 +42,8 @@ struct ResultRow {
   double forward_s = 0, backward_s = 0, optimizer_s = 0, transfer_s = 0, comm_s = 0;
   int64_t allreduce_bytes_per_step = 0;  // gradient bytes all-reduced per step (multi-process)
   double comm_busbw_gbps = -1;           // in-training all-reduce bus bandwidth; < 0: cell empty
+  // The dataset's upload before the timed epochs (Trainer::prepare_repetition); < 0: none, cells empty.
+  double upload_s = -1, upload_gbps = -1;
   double final_loss = 0, final_accuracy = -1;  // accuracy < 0: regression, cell empty
   double param_checksum = 0;
   int64_t peak_host_mem_bytes = 0, peak_device_mem_bytes = 0;

@@ -26,6 +26,8 @@ std::string num(double v) {
 }
 std::string opt(double v) { return v < 0 ? std::string() : num(v); }  // < 0: not measured, empty
 std::string boolean(bool b) { return b ? "true" : "false"; }
+// A phase cell: empty where the phases were not timed (--phase-timing off).
+std::string phase(const ResultRow& r, double v) { return r.config.phase_timing ? num(v) : std::string(); }
 std::string ints(const std::vector<int>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
@@ -133,6 +135,10 @@ const std::vector<Column>& table() {
       {"workers", T::kInt, R::kKnob, "processes", true,
        "cpu-hogwild: worker processes updating one shared replica without locks (`--workers`)",
        [](const ResultRow& r) { return std::to_string(r.config.workers); }, nullptr, kKnobWorkers},
+      {"phase_timing", T::kBool, R::kKnob, "", true,
+       "GPU backends: each phase timed with CUDA events recorded in-stream (`--phase-timing`); false: no "
+       "per-phase events, the phase cells are empty (what the events cost: docs/performance.md)",
+       [](const ResultRow& r) { return boolean(r.config.phase_timing); }, nullptr, kKnobNoPhaseTiming},
       // ---- traits: facts about the backend, so readers never need its name
       {"implementation", T::kString, R::kTrait, "", false,
        "`trainbench` for this harness's backends, `pytorch` for the PyTorch peers",
@@ -169,17 +175,21 @@ const std::vector<Column>& table() {
       {"samples_per_s", T::kFloat, R::kMetric, "samples/s", false, "epochs × rows per epoch / train_time_s",
        [](const ResultRow& r) { return num(r.samples_per_s); }},
       {"transfer_s", T::kFloat, R::kPhase, "s", true,
-       "moving data into place (shuffled-row gathers; host↔device copies; with `--data-placement host` the time "
-       "compute waited for a staged batch)",
-       [](const ResultRow& r) { return num(r.transfer_s); }},
+       "moving data into place inside the timed epochs (shuffled-row gathers; host↔device copies; with "
+       "`--data-placement host` the time compute waited for a staged batch); the dataset's upload before them is "
+       "upload_s",
+       [](const ResultRow& r) { return phase(r, r.transfer_s); }},
       {"forward_s", T::kFloat, R::kPhase, "s", true,
-       "forward pass and loss (for cpu-omp's fused linear-regression step the gradients too; backward_s is 0 then)",
-       [](const ResultRow& r) { return num(r.forward_s); }},
-      {"backward_s", T::kFloat, R::kPhase, "s", true, "backward pass", [](const ResultRow& r) { return num(r.backward_s); }},
+       "forward pass and loss (for the fused linear-regression step of cpu-omp and cuda the gradients too; "
+       "backward_s is then 0, on cuda the ~0 gap between two events)",
+       [](const ResultRow& r) { return phase(r, r.forward_s); }},
+      {"backward_s", T::kFloat, R::kPhase, "s", true, "backward pass",
+       [](const ResultRow& r) { return phase(r, r.backward_s); }},
       {"comm_s", T::kFloat, R::kPhase, "s", true,
        "exposed communication: time the step waited for all-reduces (0 for single-process backends)",
-       [](const ResultRow& r) { return num(r.comm_s); }},
-      {"optimizer_s", T::kFloat, R::kPhase, "s", true, "SGD update", [](const ResultRow& r) { return num(r.optimizer_s); }},
+       [](const ResultRow& r) { return phase(r, r.comm_s); }},
+      {"optimizer_s", T::kFloat, R::kPhase, "s", true, "SGD update",
+       [](const ResultRow& r) { return phase(r, r.optimizer_s); }},
       {"allreduce_bytes_per_step", T::kInt, R::kMetric, "bytes", false,
        "gradient bytes each rank all-reduces per step (0 for single-process backends)",
        [](const ResultRow& r) { return std::to_string(r.allreduce_bytes_per_step); }},
@@ -187,6 +197,14 @@ const std::vector<Column>& table() {
        "in-training all-reduce bus bandwidth, 2(n−1)/n × allreduce_bytes_per_step × steps / time inside the "
        "all-reduces (1e9 bytes); empty at world size 1",
        [](const ResultRow& r) { return r.comm_busbw_gbps < 0 ? std::string() : num(r.comm_busbw_gbps); }},
+      {"upload_s", T::kFloat, R::kMetric, "s", true,
+       "GPU backends with `--data-placement device`: the dataset's copy to the device before each repetition's "
+       "timed epochs, from pageable host memory, not part of train_time_s (CUDA events; PyTorch peers: "
+       "`.to(device)` between synchronisations), the slowest rank's; empty where nothing is uploaded",
+       [](const ResultRow& r) { return r.upload_s < 0 ? std::string() : num(r.upload_s); }},
+      {"upload_gbps", T::kFloat, R::kMetric, "GB/s", true,
+       "the upload's rate, bytes copied / upload_s / 1e9, the slowest rank's; empty where nothing is uploaded",
+       [](const ResultRow& r) { return r.upload_gbps < 0 ? std::string() : num(r.upload_gbps); }},
       {"final_loss", T::kFloat, R::kMetric, "", false,
        "mean loss over the whole training set with the final parameters, measured after training, untimed",
        [](const ResultRow& r) { return num(r.final_loss); }},

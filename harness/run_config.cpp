@@ -46,6 +46,7 @@ const std::vector<KnobDef>& knob_defs() {
       {kKnobNoOverlap, "--no-overlap", [](const RunConfig& c) { return c.overlap != d.overlap; }},
       {kKnobDeterministic, "--deterministic", [](const RunConfig& c) { return c.deterministic; }},
       {kKnobWorkers, "--workers", [](const RunConfig& c) { return c.workers != d.workers; }},
+      {kKnobNoPhaseTiming, "--phase-timing off", [](const RunConfig& c) { return !c.phase_timing; }},
   };
   return table;
 }

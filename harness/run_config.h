@@ -44,6 +44,7 @@ struct RunConfig {
   bool cuda_graph = false;                 // capture the training step once and replay it
   std::vector<int> dp_devices;             // cuda-dp: logical replica slots (GPU ids; repeats allowed); empty = all
   std::string dp_mode = "faithful";        // cuda-dp: faithful (replicate every step) | persistent
+  bool phase_timing = true;                // GPU backends: per-phase CUDA events (--phase-timing off: none)
 
   // Rows visited per epoch and batches per epoch (after --drop-last).
   int64_t rows_per_epoch() const;
@@ -74,6 +75,7 @@ enum Knob : uint32_t {
   kKnobNoOverlap = 1u << 7,      // --no-overlap
   kKnobDeterministic = 1u << 8,  // --deterministic
   kKnobWorkers = 1u << 9,        // --workers N (N != 1)
+  kKnobNoPhaseTiming = 1u << 10, // --phase-timing off
 };
 
 struct KnobDef {

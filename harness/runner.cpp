@@ -14,6 +14,7 @@
 #include "harness/interrupt.h"
 #include "harness/params_file.h"
 #include "harness/rank_data.h"
+#include "harness/trace_mark.h"
 
 namespace tb {
 namespace {
@@ -134,12 +135,14 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     if (traits.device == DeviceKind::kGpu) telemetry = std::make_unique<GpuTelemetry>(trainer->gpus());
 
     trainer->set_params(init);
+    trainer->prepare_repetition();  // untimed, as for every repetition
     for (int64_t w = 0; w < c.warmup; ++w) {
       progress.start(label + " warm-up", c.batches_per_epoch(), c.batch);
       const EpochResult r = trainer->train_epoch(plan_for(w), [&](int64_t s, double loss) {
         progress.step(w + 1, c.warmup, s, c.batches_per_epoch(), loss);
         throw_if_interrupted();
       });
+      trainer->take_phase_times();  // read (and discard) the warm-up's timing
       if (r.nonfinite_step >= 0) {
         return fail("non-finite loss at epoch " + std::to_string(w + 1) + " step " +
                     std::to_string(r.nonfinite_step + 1) + " (warm-up)", false);
@@ -151,21 +154,33 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     for (int64_t rep = 0; rep < c.reps; ++rep) {
       throw_if_interrupted();
       trainer->set_params(init);
+      // The dataset's upload (GPU, device placement) happens here, before the stopwatch
+      // starts: the timed epochs train on data already in place, as PyTorch's peers do.
+      const UploadFigures upload = trainer->prepare_repetition();
       trainer->take_phase_times();  // discard warm-up / previous repetition
       progress.start(label + " rep " + std::to_string(rep + 1) + "/" + std::to_string(c.reps),
                      c.epochs * c.batches_per_epoch(), c.batch);
       double train_s = 0;
+      PhaseTimes ph;
+      double busy_s = 0;         // this rank's time inside all-reduces, summed over the epochs
+      double busy_steps = 0;     // the steps it covers
       std::vector<CurvePoint> curve;
       CpuSnapshot before = cpu_snapshot();
       if (rep == 0) first_rep = before;
       if (telemetry) telemetry->begin();
       for (int64_t e = 0; e < c.epochs; ++e) {
+        trace_mark(kMarkTimedBegin);
         Stopwatch sw;
         const EpochResult r = trainer->train_epoch(plan_for(e), [&](int64_t s, double loss) {
           progress.step(e + 1, c.epochs, s, c.batches_per_epoch(), loss);
           throw_if_interrupted();
         });
         train_s += sw.seconds();
+        trace_mark(kMarkTimedEnd);
+        // After the stopwatch: GPU trainers read their phase events here, not inside the epoch.
+        ph += trainer->take_phase_times();
+        busy_s += trainer->allreduce_busy_s();
+        busy_steps += static_cast<double>(trainer->allreduce_steps());
         if (r.nonfinite_step >= 0) {
           return fail("non-finite loss at epoch " + std::to_string(e + 1) + " step " +
                       std::to_string(r.nonfinite_step + 1), false);
@@ -186,13 +201,15 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       double worst[2] = {dist.others_share, dist.steal_share};
       job.max(worst, 2);
       // Job-wide figures: a job is as slow as its slowest rank, and so is each phase.
-      PhaseTimes ph = trainer->take_phase_times();
-      double slowest[7] = {train_s, ph.transfer_s, ph.forward_s, ph.backward_s, ph.comm_s, ph.optimizer_s,
-                           trainer->allreduce_busy_s()};
-      job.max(slowest, 7);
+      // The upload: the slowest rank's seconds and its rate (max of the negated rate = min).
+      const double up_rate = upload.seconds > 0 ? static_cast<double>(upload.bytes) / upload.seconds : 0;
+      double slowest[9] = {train_s,      ph.transfer_s,  ph.forward_s, ph.backward_s, ph.comm_s,
+                           ph.optimizer_s, busy_s, upload.seconds,
+                           upload.bytes > 0 ? -up_rate : -std::numeric_limits<double>::infinity()};
+      job.max(slowest, 9);
       train_s = slowest[0];
       ph = PhaseTimes{slowest[1], slowest[2], slowest[3], slowest[4], slowest[5]};
-      const double busy_s = slowest[6];
+      busy_s = slowest[6];
       const EvalResult ev = trainer->evaluate();  // untimed, whole training set
       if (!std::isfinite(ev.loss)) return fail("non-finite final loss after training", false);
       // float64 can carry a diverged run far past what float32 can hold: call it what it is.
@@ -222,8 +239,12 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       if (row.world_size > 1 && busy_s > 0) {
         // busbw = 2(n-1)/n x bytes / t per all-reduce, t = time inside all-reduce calls.
         const double n = row.world_size;
-        row.comm_busbw_gbps = 2 * (n - 1) / n * static_cast<double>(row.allreduce_bytes_per_step) *
-                              static_cast<double>(trainer->allreduce_steps()) / busy_s / 1e9;
+        row.comm_busbw_gbps = 2 * (n - 1) / n * static_cast<double>(row.allreduce_bytes_per_step) * busy_steps /
+                              busy_s / 1e9;
+      }
+      if (std::isfinite(slowest[8])) {  // some rank uploaded (a DDP rank may hold no rows)
+        row.upload_s = slowest[7];
+        row.upload_gbps = -slowest[8] / 1e9;
       }
       row.final_loss = ev.loss;
       row.final_accuracy = ev.accuracy;

@@ -31,6 +31,20 @@ TB_HD T mse_element(T y, T t, T inv_count, T* grad) {
   return d * d;
 }
 
+// Softmax cross-entropy's per-element parts, given a row's max zmax and
+// log_sum = log(sum_k exp(z_k - zmax)): the gradient (softmax(z)_k - [k == label]) *
+// inv_rows of one logit, and the row's loss -log softmax(z)_label. The CUDA kernel
+// computes zmax and log_sum across a warp, then calls these per element.
+template <class T>
+TB_HD T softmax_xent_grad(T z, T zmax, T log_sum, bool is_label, T inv_rows) {
+  const T p = std::exp(z - zmax - log_sum);
+  return (p - (is_label ? T(1) : T(0))) * inv_rows;
+}
+template <class T>
+TB_HD T softmax_xent_loss(T z_label, T zmax, T log_sum) {
+  return log_sum - (z_label - zmax);
+}
+
 // Softmax cross-entropy of one row of K logits z against `label`.
 // Writes dz[k] = (softmax(z)_k - [k == label]) * inv_rows and returns -log softmax(z)_label.
 // Stable: subtracts the row max before exponentiating. *argmax receives the predicted class.
@@ -48,13 +62,10 @@ TB_HD T softmax_xent_row(const T* z, int k_classes, int label, T inv_rows, T* dz
   for (int k = 0; k < k_classes; ++k) sum += std::exp(z[k] - zmax);
   const T log_sum = std::log(sum);
   if (dz != nullptr) {
-    for (int k = 0; k < k_classes; ++k) {
-      const T p = std::exp(z[k] - zmax - log_sum);
-      dz[k] = (p - (k == label ? T(1) : T(0))) * inv_rows;
-    }
+    for (int k = 0; k < k_classes; ++k) dz[k] = softmax_xent_grad(z[k], zmax, log_sum, k == label, inv_rows);
   }
   *argmax = best;
-  return log_sum - (z[label] - zmax);
+  return softmax_xent_loss(z[label], zmax, log_sum);
 }
 
 // SGD as torch.optim.SGD (dampening 0, no Nesterov): g += wd * p; v = mu * v + g;

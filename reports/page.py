@@ -14,6 +14,8 @@ from html import escape as esc
 import efficiency
 import efficiency_page
 import microbench
+import headline
+import loss_curves
 import plots
 import tables
 from derive import ASYNC_LOSS_RTOL, FORMULAS, LOSS_RTOL
@@ -35,6 +37,14 @@ h3 { font-size: 1.05rem; margin-bottom: 0.3rem; }
 .verdict { font-weight: bold; padding: 0.3rem 0.5rem; border-radius: 4px; display: inline-block; }
 .verdict.good { background: #e6f4e7; }
 .verdict.bad { background: var(--badbg); }
+.nogpu { font-size: 1.05rem; background: var(--warnbg); border-left: 4px solid var(--warn);
+         padding: 0.4rem 0.6rem; margin: 0 0 0.5rem; }
+.disturbed { color: var(--warn); font-weight: bold; white-space: nowrap; }
+tr.disturbed td { background: var(--warnbg); }
+table.glance td { white-space: normal; }
+.small { font-size: 0.8rem; }
+ul.skipped { margin: 0.2rem 0; padding-left: 1.2rem; }
+ul.skipped summary { cursor: pointer; }
 .scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: 0.4rem 0 0.8rem; }
 table { border-collapse: collapse; font-size: 0.85rem; }
 th, td { border: 1px solid var(--line); padding: 0.2rem 0.35rem; vertical-align: top; }
@@ -73,8 +83,7 @@ footer { margin-top: 2rem; font-size: 0.8rem; color: var(--muted); }
 """
 
 
-def _anchor(name, prefix="w-"):
-    return prefix + "".join(c if c.isalnum() else "-" for c in name)
+_anchor = headline.anchor   # one spelling of a section's id, shared with the headline links
 
 
 def _env(run, *keys):
@@ -210,6 +219,10 @@ def _headline(summary):
     elif checked:
         verdict = (f'<span class="verdict good">✓ all {checked} checked configuration(s) match '
                    f"the reference loss within {tol}</span>")
+    elif any(w.ref for w in summary.workloads):
+        verdict = ('<span class="verdict">correctness not checked: no configuration has a '
+                   "reference row with the same workload cells (epochs, warm-up, shuffle, "
+                   "...)</span>")
     else:
         verdict = '<span class="verdict">no reference rows: correctness not checked</span>'
     if unchecked and checked:
@@ -218,23 +231,23 @@ def _headline(summary):
            f"{esc(', '.join(w.name for w in summary.workloads))}; "
            f"{len(groups)} configuration(s) on {len(backends)} backend(s) "
            f"({esc(', '.join(backends)) or 'none'}); {reps} timed repetition(s)")
-    parts = ['<section class="headline"><dl>',
-             f"<dt>Machine{'s' if len(summary.runs) > 1 else ''}</dt><dd>{_machines(summary)}</dd>",
-             _runs_notice(summary),
-             f"<dt>Date (UTC)</dt><dd>{dates}</dd>",
-             f"<dt>Commit</dt><dd><code>{commits}</code></dd>",
-             f"<dt>What ran</dt><dd>{ran}</dd>",
+    parts = ['<section class="headline">', headline.headline_html(summary), "<dl>",
              f"<dt>Correctness</dt><dd>{verdict}</dd>"]
     if summary.skipped:
-        parts.append(f"<dt>Skipped ({len(summary.skipped)})</dt><dd>"
-                     + tables.status_table(summary.skipped, summary.multi_host) + "</dd>")
+        parts.append(f'<dt id="skipped">Skipped ({len(summary.skipped)}, by reason)</dt><dd>'
+                     + tables.skipped_summary(summary.skipped, summary.multi_host) + "</dd>")
     else:
-        parts.append("<dt>Skipped</dt><dd>nothing</dd>")
+        parts.append('<dt id="skipped">Skipped</dt><dd>nothing</dd>')
     if summary.failed:
         parts.append(f'<dt class="bad">FAILED ({len(summary.failed)})</dt><dd>'
                      + tables.status_table(summary.failed, summary.multi_host) + "</dd>")
     else:
         parts.append("<dt>Failed</dt><dd>nothing</dd>")
+    parts += [f"<dt>Machine{'s' if len(summary.runs) > 1 else ''}</dt><dd>{_machines(summary)}</dd>",
+              _runs_notice(summary),
+              f"<dt>Date (UTC)</dt><dd>{dates}</dd>",
+              f"<dt>Commit</dt><dd><code>{commits}</code></dd>",
+              f"<dt>What ran</dt><dd>{ran}</dd>"]
     notes = [n for run in summary.runs for n in run.notes]
     if notes:
         parts.append("<dt>Notes</dt><dd><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes)
@@ -283,7 +296,7 @@ def _workload_section(w):
         loss = plots.loss_plot(w)
         if loss is None:
             out.append('<p class="muted">No loss curves (curves.csv missing or empty).</p>')
-        out.append(_figure(loss, f"{w.name}: training loss per epoch"))
+        out.append(_figure(loss, loss_curves.caption(w)))
     out.append("</section>")
     return "".join(out)
 

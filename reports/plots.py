@@ -8,7 +8,8 @@ state, so rendering is repeatable and safe to call many times.
 
 Plots: throughput (median samples/s per configuration, min–max whiskers);
 scaling (samples/s vs world size with the ideal line) when a workload has more
-than one world size; stacked per-phase seconds per epoch; loss curves overlaid;
+than one world size; stacked per-phase seconds per epoch; loss curves overlaid (coinciding ones
+drawn once, integer epoch ticks, a flat loss on an axis from 0);
 weak-scaling efficiency vs N per weak-scaling family, with the 100% line.
 """
 
@@ -20,8 +21,9 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import EngFormatter  # noqa: E402
+from matplotlib.ticker import EngFormatter, MaxNLocator  # noqa: E402
 
+import loss_curves  # noqa: E402
 from derive import weak_series_label  # noqa: E402
 
 PHASES = ["transfer", "forward", "backward", "comm", "optimizer", "other"]
@@ -204,29 +206,51 @@ def phases_plot(w):
     return _png(fig)
 
 
+def _cluster_label(c, multi_host):
+    """A legend entry: one configuration, or coinciding ones two per line, '(coincide)'."""
+    names = [g.label(multi_host) for g in c]
+    if len(names) == 1:
+        return names[0]
+    rows = [", ".join(names[i:i + 2]) for i in range(0, len(names), 2)]
+    return ",\n".join(rows) + "\n(coincide: one line)"
+
+
 def loss_plot(w):
+    fig = loss_figure(w)
+    return None if fig is None else _png(fig)
+
+
+def loss_figure(w):
+    """Median training loss per epoch; coinciding curves (loss_curves.clusters) drawn once
+    with every name in the legend; integer epoch ticks; a flat loss keeps 0 on the y-axis.
+    The Figure itself (loss_plot makes the PNG), so tests can read its axes."""
     gs = [g for g in w.groups if g.curve]
     if not gs:
         return None
     fig = Figure(figsize=(8.0, 4.8))
     ax = fig.add_subplot(1, 1, 1)
-    seen = {}
-    all_losses = []
-    for g in gs:
-        n = seen.get(g.backend, 0)
-        seen[g.backend] = n + 1
-        epochs = [e for e, _ in g.curve]
-        losses = [v for _, v in g.curve]
-        all_losses += losses
-        ax.plot(epochs, losses, color=backend_color(g),
-                linestyle=LINESTYLES[n % len(LINESTYLES)], marker="o", markersize=3,
-                label=g.label(w.multi_host))
+    all_losses = [v for g in gs for _, v in g.curve]
+    for i, c in enumerate(loss_curves.clusters(gs)):
+        g = c[0]
+        ax.plot([e for e, _ in g.curve], [v for _, v in g.curve], color=backend_color(g),
+                linestyle=LINESTYLES[i % len(LINESTYLES)], marker="o", markersize=3,
+                linewidth=2.5 if len(c) > 1 else 1.5, label=_cluster_label(c, w.multi_host))
+    epochs = sorted({e for g in gs for e, _ in g.curve})
+    if len(epochs) <= 12:
+        ax.set_xticks(epochs)       # every epoch, whole numbers (also a lone epoch)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    flat = loss_curves.is_flat(gs)
     pos = [v for v in all_losses if v > 0]
-    if pos and len(pos) == len(all_losses) and max(pos) / min(pos) > 10:
+    if flat and min(all_losses) >= 0:
+        ax.set_ylim(0, max(all_losses) * 1.15)
+        ax.text(0.5, 0.5, f"loss changed by less than {100 * loss_curves.FLAT_CHANGE:g}% "
+                "over training", transform=ax.transAxes, ha="center", color="#8a5a00")
+    elif pos and len(pos) == len(all_losses) and max(pos) / min(pos) > 10:
         ax.set_yscale("log")
     ax.set_xlabel("epoch")
     ax.set_ylabel("training loss (mean over the epoch's steps)")
     ax.set_title(f"{w.name}: training loss per epoch (all backends overlaid)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _png(fig)
+    return fig

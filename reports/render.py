@@ -2,7 +2,9 @@
 """Render one self-contained HTML report from one or more trainbench result folders.
 
 Usage: reports/render.py RESULT_DIR [RESULT_DIR ...] [-o OUT.html] [--title TEXT]
-Default output: <first RESULT_DIR>/report.html. Several folders (say a CPU box
+Default output: <first RESULT_DIR>/report.html, and beside it summary.json (every derived
+figure the report shows; OUT.summary.json for another name, README "summary.json").
+Several folders (say a CPU box
 and a GPU box) merge into one report; rows keep their run and host.
 
 Exit status: 0 written; 2 bad input (one line on stderr naming the file and the
@@ -20,7 +22,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import derive  # noqa: E402
+import headline  # noqa: E402
 import page  # noqa: E402
+import summary_json  # noqa: E402
 from load import InputError, load_runs, printable  # noqa: E402
 
 
@@ -36,8 +40,11 @@ def main(argv=None):
         out_dir = os.path.dirname(os.path.abspath(out))
         if not os.path.isdir(out_dir):
             raise InputError(f"{out}: output folder {out_dir} does not exist")
-        html = page.render_html(derive.summarize(runs), args.title)
+        summary = derive.summarize(runs)
+        html = page.render_html(summary, args.title)
+        doc = summary_json.build(summary)
         page.write_atomic(out, printable(html))
+        summary_json.write(summary_json.path_beside(out), doc)
     except InputError as e:
         print(f"render.py: error: {printable(str(e))}", file=sys.stderr)
         return 2
@@ -50,7 +57,12 @@ def main(argv=None):
         if mixed:
             print(f"render.py: warning: {printable(mixed)}: shown as separate runs in the report "
                   "(one folder should hold one run)", file=sys.stderr)
-    print(f"render.py: wrote {printable(out)}")
+    disturbed, total, _, _ = headline.disturbed_counts(summary)
+    if disturbed:
+        print(f"render.py: warning: {disturbed} of {total} configuration(s) ran on a disturbed "
+              "machine (other processes or the hypervisor took more than 5% of the CPU time; "
+              "marked ⚠ disturbed in the report): re-run them on a quiet machine", file=sys.stderr)
+    print(f"render.py: wrote {printable(out)} and {printable(summary_json.path_beside(out))}")
     return 0
 
 

@@ -16,6 +16,22 @@ MARK_OK = "✓"
 MARK_BAD = "✗ MISMATCH"
 SHARED_BADGE = "shared-device"
 ASYNC_BADGE = "asynchronous"
+DISTURBED_BADGE = "⚠ disturbed"
+
+
+def disturbed_title(g):
+    """The hover text of a disturbed configuration: how many repetitions, how much CPU."""
+    bits = [f"{g.disturbed_reps} of {len(g.rows)} repetition(s) disturbed"]
+    if g.others_share_max is not None:
+        bits.append(f"other processes took up to {fmt.percent(g.others_share_max, 0)}")
+    if g.steal_share_max:
+        bits.append(f"the hypervisor stole up to {fmt.percent(g.steal_share_max, 0)}")
+    return "; ".join(bits) + " of the CPU time: the timing is not trustworthy"
+
+
+def disturbed_badge(g):
+    return (f' <span class="disturbed" title="{esc(disturbed_title(g))}">{DISTURBED_BADGE}</span>'
+            if g.disturbed else "")
 
 
 def shared_device(devices):
@@ -81,7 +97,7 @@ def _backend_cell(g):
                  f'not reproducible bit for bit">{ASYNC_BADGE}</span>')
     if g.settings:
         html += f' <span class="setting">{esc(g.settings)}</span>'
-    return html
+    return html + disturbed_badge(g)
 
 
 def _speedup_cell(value, base, header_base, multi_host):
@@ -106,8 +122,7 @@ def workload_table(w):
     head += ["backend", "world size", "devices", "threads", "precision", "reps",
              "time / epoch (s)", "samples/s (median)", "samples/s min–max", "CV"]
     if w.cpu_base:
-        origin = f", {esc(w.cpu_base.origin)}" if w.multi_host else ""
-        head.append(f"speedup vs {esc(w.cpu_base.backend)} ({w.cpu_base.threads} threads{origin})")
+        head.append(f"speedup vs fastest CPU: {esc(w.cpu_base.label(w.multi_host))}")
     if w.gpu_base:
         origin = f", {esc(w.gpu_base.origin)}" if w.multi_host else ""
         head.append(f"speedup vs {esc(w.gpu_base.backend)} (1 GPU{origin})")
@@ -162,7 +177,9 @@ def workload_table(w):
             row.append((fmt.accuracy(g.final_accuracy), "num"))
         row.append(_loss_cell(g))
         body.append(row)
-    classes = ["mismatch" if g.loss_state == "mismatch" else "" for g in w.groups]
+    classes = [" ".join(c for c in ("mismatch" if g.loss_state == "mismatch" else "",
+                                    "disturbed" if g.disturbed else "") if c)
+               for g in w.groups]
     return _table(head, body, "results", classes)
 
 
@@ -194,9 +211,20 @@ def workload_notes(w):
         notes.append(f'<li class="warn">⚠ GPU throttled: {names} — NVML reported power or '
                      "thermal clock limits during the timed epochs (gpu_throttle_reasons), so "
                      "these rows are not the GPU's unthrottled speed.</li>")
-    if not w.cpu_base:
-        notes.append("<li>No CPU baseline row (ours, device_kind cpu, parallelism none: "
-                     "cpu-omp): no speedup vs the CPU.</li>")
+    disturbed = [g for g in w.groups if g.disturbed]
+    if disturbed:
+        names = ", ".join(esc(g.label(w.multi_host)) for g in disturbed)
+        notes.append(f'<li class="warn">{DISTURBED_BADGE}: {names} — other processes or the '
+                     "hypervisor took more than 5% of the CPU time during a timed repetition: "
+                     "their timings are not trustworthy; re-run them on a quiet machine.</li>")
+    if w.cpu_base:
+        notes.append(f"<li>Speedups are against the fastest CPU configuration of this workload "
+                     f"({esc(w.cpu_base.label(w.multi_host))}, "
+                     f"{fmt.sps(w.cpu_base.med_sps)} samples/s); the float64 reference is a "
+                     "correctness anchor and never the baseline.</li>")
+    else:
+        notes.append("<li>No CPU baseline row (a trainbench row with device_kind cpu that is "
+                     "not the oracle): no speedup vs the CPU.</li>")
     if not w.ref:
         notes.append("<li>No reference row: final losses are not checked.</li>")
     for d in w.disagreements:
@@ -204,9 +232,15 @@ def workload_notes(w):
                      "each is a row of its own, labelled with its setting, and checked against "
                      "the reference with the same setting.</li>")
     for r in w.not_measured:
-        cls = "bad" if r["state"] == "failed" else "muted"
-        notes.append(f'<li class="{cls}">{esc(_row_label(r, w.multi_host))}: '
-                     f'{esc(r["state"])} — {esc(r["reason"])}</li>')
+        if r["state"] == "failed":
+            notes.append(f'<li class="bad">{esc(_row_label(r, w.multi_host))}: '
+                         f'failed — {esc(r["reason"])}</li>')
+    skipped = [r for r in w.not_measured if r["state"] == "skipped"]
+    if skipped:
+        # The reasons are listed once, in the headline, not under every workload.
+        names = ", ".join(esc(_row_label(r, w.multi_host)) for r in skipped)
+        notes.append(f'<li class="muted">{len(skipped)} configuration(s) skipped: {names} '
+                     '(<a href="#skipped">reasons in the headline</a>)</li>')
     return f'<ul class="notes">{"".join(notes)}</ul>' if notes else ""
 
 
@@ -263,18 +297,39 @@ def _row_label(r, with_host=False):
     return text
 
 
-def status_table(rows, multi_host):
+def skipped_by_reason(rows):
+    """[(reason, [rows])] in first-appearance order: one entry per distinct reason."""
+    out = {}
+    for r in rows:
+        out.setdefault(r["reason"], []).append(r)
+    return list(out.items())
+
+
+def skipped_summary(rows, multi_host):
+    """Skipped rows collapsed to one line per reason with a count; the rows themselves
+    (workload, backend, world size, devices, threads) folded away in a <details>."""
+    items = []
+    for reason, rs in skipped_by_reason(rows):
+        workloads = len({r["workload"] for r in rs})
+        items.append(f'<li><details><summary><b>{len(rs)}×</b> {esc(reason)} '
+                     f'<span class="muted">({workloads} workload(s))</span></summary>'
+                     f"{status_table(rs, multi_host, with_reason=False)}</details></li>")
+    return f'<ul class="skipped">{"".join(items)}</ul>'
+
+
+def status_table(rows, multi_host, with_reason=True):
     """Skipped or failed rows: workload, backend, world size, devices, reason."""
     head = (["machine"] if multi_host else []) + ["workload", "backend", "world size",
-                                                  "devices", "threads", "reason"]
+                                                  "devices", "threads"]
+    head += ["reason"] if with_reason else []
     body = []
     for r in rows:
         row = [(esc(r["host"]), "")] if multi_host else []
         row += [(esc(r["workload"]), ""), (esc(r["backend"]), ""),
                 ("–" if r["world_size"] is None else str(r["world_size"]), "num"),
                 (esc(r["devices"] or "") or "–", ""),
-                ("–" if r["threads"] is None else str(r["threads"]), "num"),
-                (esc(r["reason"]), "")]
+                ("–" if r["threads"] is None else str(r["threads"]), "num")]
+        row += [(esc(r["reason"]), "")] if with_reason else []
         body.append(row)
     return _table(head, body, "status")
 

@@ -2,7 +2,7 @@
 // float32 CPU kernels (tb::cpu, OpenMP with the default team: all cores).
 // BM_gemm_cpu/<role>/<NN|NT|TN|TT>/<M>x<N>x<K> at the suite's shapes (B batch,
 // D in, H hidden, O out; MLP 784-256-256-10 with B = 256, linear 64 -> 1 with
-// B = 1024) reports GFLOP/s; BM_<op>_cpu/<B>x<N> reports bytes/s. Each GEMM run
+// B = 1024) reports FLOP/s; BM_<op>_cpu/<B>x<N> reports B/s (counters, bench_rates.h). Each GEMM run
 // also spot-checks a few elements of C against a double dot product.
 // --tb_smoke (stripped before Google Benchmark sees argv) registers tiny shapes
 // only, for the ctest smoke test.
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/micro/bench_flags.h"
+#include "bench/micro/bench_rates.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 
@@ -64,10 +65,9 @@ void bm_gemm(benchmark::State& state, GemmShape s) {
       return;
     }
   }
-  // Per-iteration GFLOP; kIsIterationInvariantRate multiplies by iterations and divides
-  // by the (real) time, so the column reads in GFLOP/s.
-  const double gflop = 2.0 * double(s.m) * double(s.n) * double(s.k) * 1e-9;
-  state.counters["GFLOP/s"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  // FLOP per call; the counter is a rate over the (real) time (bench_rates.h).
+  const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  tb::bench::set_flop_rate(state, flop);
 }
 
 void register_gemm(const GemmShape& s) {
@@ -87,7 +87,7 @@ void bm_bias_act_forward(benchmark::State& state, int64_t rows, int64_t cols) {
     tb::cpu::bias_act_forward(z.data(), bias.data(), rows, cols, true);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * (2 * rows * cols + cols) * int64_t{sizeof(float)});
+  tb::bench::set_byte_rate(state, (2 * rows * cols + cols) * int64_t{sizeof(float)});
 }
 
 void bm_relu_backward(benchmark::State& state, int64_t rows, int64_t cols) {
@@ -97,7 +97,7 @@ void bm_relu_backward(benchmark::State& state, int64_t rows, int64_t cols) {
     tb::cpu::relu_backward(g.data(), a.data(), rows, cols);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+  tb::bench::set_byte_rate(state, 3 * rows * cols * int64_t{sizeof(float)});
 }
 
 void bm_column_sum(benchmark::State& state, int64_t rows, int64_t cols) {
@@ -108,7 +108,7 @@ void bm_column_sum(benchmark::State& state, int64_t rows, int64_t cols) {
     benchmark::DoNotOptimize(db.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * (rows * cols + cols) * int64_t{sizeof(float)});
+  tb::bench::set_byte_rate(state, (rows * cols + cols) * int64_t{sizeof(float)});
 }
 
 void bm_mse_loss_grad(benchmark::State& state, int64_t rows, int64_t cols) {
@@ -120,7 +120,7 @@ void bm_mse_loss_grad(benchmark::State& state, int64_t rows, int64_t cols) {
         tb::cpu::mse_loss_grad(y.data(), t.data(), rows, cols, inv_count, grad.data()));
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+  tb::bench::set_byte_rate(state, 3 * rows * cols * int64_t{sizeof(float)});
 }
 
 void bm_softmax_xent_loss_grad(benchmark::State& state, int64_t rows, int64_t k) {
@@ -135,8 +135,7 @@ void bm_softmax_xent_loss_grad(benchmark::State& state, int64_t rows, int64_t k)
                                                              &correct));
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() *
-                          (2 * rows * k * int64_t{sizeof(float)} + rows * int64_t{sizeof(int32_t)}));
+  tb::bench::set_byte_rate(state, (2 * rows * k * int64_t{sizeof(float)} + rows * int64_t{sizeof(int32_t)}));
 }
 
 void bm_sgd_update(benchmark::State& state, int64_t n) {
@@ -147,7 +146,7 @@ void bm_sgd_update(benchmark::State& state, int64_t n) {
     benchmark::ClobberMemory();
   }
   // p and v read and written, g read.
-  state.SetBytesProcessed(state.iterations() * 5 * n * int64_t{sizeof(float)});
+  tb::bench::set_byte_rate(state, 5 * n * int64_t{sizeof(float)});
 }
 
 template <class Fn, class... Args>

@@ -1,8 +1,10 @@
 // bench/micro/bench_cuda_kernels.cu — Google Benchmark micro-benchmarks of the CUDA
 // side (device 0), timed with CUDA events recorded in-stream (manual time):
-//   BM_memcpy_cuda/<h2d|d2h>/<pageable|pinned>/<bytes>            bytes/s
-//   BM_gemm_cuda/<workload>/<fp32|tf32>/<fwd|dW|dA>/<NN|NT|TN>/<M>x<N>x<K>   GFLOP/s
-//   BM_<op>_cuda/<B>x<N> (or /<n>)                                  bytes/s
+//   BM_memcpy_cuda/<h2d|d2h>/<pageable|pinned>/<bytes>            B/s
+//   BM_gemm_cuda/<workload>/<fp32|tf32>/<fwd|dW|dA>/<NN|NT|TN>/<M>x<N>x<K>   FLOP/s
+//   BM_<op>_cuda/<B>x<N> (or /<n>)                                  B/s
+//   BM_linear_step_cuda/<fused|gemm>/<B>x<D>x<O>                    B/s (X and y read once)
+// (counters "FLOP/s" and "B/s", bench_rates.h: 1000-based, over the event time)
 // GEMM shapes are the default suite's layers (B batch; forward Z = A W^T is NT with
 // M = B, N = out, K = in; dW = dZ^T A is TN; dA = dZ W is NN); each GEMM run spot-
 // checks C against a double dot product. One iteration = one call, timed over a
@@ -25,11 +27,13 @@
 #include <vector>
 
 #include "bench/micro/bench_flags.h"
+#include "bench/micro/bench_rates.h"
 #include "kernels/cuda/axpy.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/linear_step.h"
 
 namespace {
 
@@ -85,7 +89,7 @@ void guarded(benchmark::State& state, const Body& body) {
 // ---- host <-> device copies ------------------------------------------------------------
 void bm_memcpy(benchmark::State& state, bool h2d, bool pinned, int64_t bytes) {
   guarded(state, [&] {
-    DeviceBuffer<char> dev(bytes);
+    DeviceBuffer<char> dev(bytes, g_gpu.stream);
     std::vector<char> pageable;
     char* host = nullptr;
     if (pinned) {
@@ -106,21 +110,21 @@ void bm_memcpy(benchmark::State& state, bool h2d, bool pinned, int64_t bytes) {
       throw;
     }
     if (pinned) TB_CUDA_CHECK(cudaFreeHost(host));
-    state.SetBytesProcessed(state.iterations() * bytes);
+    tb::bench::set_byte_rate(state, bytes);
   });
 }
 
 // Device-to-device copy: the device memory bandwidth a resident-data step can use.
-// bytes_per_second counts 2 x size (every byte is read once and written once).
+// B/s counts 2 x size (every byte is read once and written once).
 void bm_memcpy_d2d(benchmark::State& state, int64_t bytes) {
   guarded(state, [&] {
-    DeviceBuffer<char> src(bytes), dst(bytes);
+    DeviceBuffer<char> src(bytes, g_gpu.stream), dst(bytes, g_gpu.stream);
     TB_CUDA_CHECK(cudaMemsetAsync(src.get(), 1, static_cast<size_t>(bytes), g_gpu.stream));
     time_calls(state, 1, [&] {
       TB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
                                     g_gpu.stream));
     });
-    state.SetBytesProcessed(state.iterations() * 2 * bytes);
+    tb::bench::set_byte_rate(state, 2 * bytes);
   });
 }
 
@@ -138,7 +142,7 @@ void bm_gemm(benchmark::State& state, GemmShape s, bool tf32) {
   guarded(state, [&] {
     const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
     const std::vector<float> a = random_vec(s.m * s.k, 1), b = random_vec(s.k * s.n, 2);
-    DeviceBuffer<float> da(a), db(b), dc(s.m * s.n);
+    DeviceBuffer<float> da(a, g_gpu.stream), db(b, g_gpu.stream), dc(s.m * s.n, g_gpu.stream);
     tb::cuda::set_tf32(g_gpu.handle, tf32);
     time_calls(state, kBatch, [&] {
       tb::cuda::gemm(g_gpu.handle, s.ta, s.tb, s.m, s.n, s.k, 1.0f, da.get(), lda, db.get(), ldb, 0.0f, dc.get(), s.n,
@@ -161,8 +165,8 @@ void bm_gemm(benchmark::State& state, GemmShape s, bool tf32) {
         return;
       }
     }
-    const double gflop = 2.0 * double(s.m) * double(s.n) * double(s.k) * 1e-9;
-    state.counters["GFLOP/s"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+    const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    tb::bench::set_flop_rate(state, flop);
   });
 }
 
@@ -194,37 +198,82 @@ void register_workload(const std::string& workload, const std::vector<int64_t>& 
 // ---- elementwise ops (bytes = bytes read + written per call) ------------------------------------
 void bm_bias_act_forward(benchmark::State& state, int64_t rows, int64_t cols) {
   guarded(state, [&] {
-    DeviceBuffer<float> z(random_vec(rows * cols, 3)), bias(random_vec(cols, 4));
+    DeviceBuffer<float> z(random_vec(rows * cols, 3), g_gpu.stream), bias(random_vec(cols, 4), g_gpu.stream);
     time_calls(state, kBatch, [&] { tb::cuda::bias_act_forward(z.get(), bias.get(), rows, cols, true, g_gpu.stream); });
-    state.SetBytesProcessed(state.iterations() * (2 * rows * cols + cols) * int64_t{sizeof(float)});
+    tb::bench::set_byte_rate(state, (2 * rows * cols + cols) * int64_t{sizeof(float)});
   });
 }
 
 void bm_relu_backward(benchmark::State& state, int64_t rows, int64_t cols) {
   guarded(state, [&] {
-    DeviceBuffer<float> g(random_vec(rows * cols, 5)), a(random_vec(rows * cols, 6, 0.0f, 1.0f));
+    DeviceBuffer<float> g(random_vec(rows * cols, 5), g_gpu.stream),
+        a(random_vec(rows * cols, 6, 0.0f, 1.0f), g_gpu.stream);
     time_calls(state, kBatch, [&] { tb::cuda::relu_backward(g.get(), a.get(), rows, cols, g_gpu.stream); });
-    state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+    tb::bench::set_byte_rate(state, 3 * rows * cols * int64_t{sizeof(float)});
   });
 }
 
+// The bias gradient: one column (a linear model), a few, a wide layer. Rows are split
+// over blocks (two launches through the workspace where B is large enough).
 void bm_column_sum(benchmark::State& state, int64_t rows, int64_t cols) {
   guarded(state, [&] {
-    DeviceBuffer<float> g(random_vec(rows * cols, 7)), db(cols);
-    time_calls(state, kBatch, [&] { tb::cuda::column_sum(g.get(), rows, cols, db.get(), g_gpu.stream); });
-    state.SetBytesProcessed(state.iterations() * (rows * cols + cols) * int64_t{sizeof(float)});
+    const int64_t ws_elems = tb::cuda::column_sum_workspace_elems(rows, cols);
+    DeviceBuffer<float> g(random_vec(rows * cols, 7), g_gpu.stream), db(cols, g_gpu.stream);
+    DeviceBuffer<double> ws(ws_elems, g_gpu.stream);
+    time_calls(state, kBatch, [&] {
+      tb::cuda::column_sum(g.get(), rows, cols, db.get(), ws.get(), ws_elems, g_gpu.stream);
+    });
+    tb::bench::set_byte_rate(state, (rows * cols + cols) * int64_t{sizeof(float)});
+  });
+}
+
+// One linear-regression step's gradients and loss (D inputs, O outputs, B rows):
+// `fused` is tb::cuda::linear_mse_step (one pass over X); `gemm` the path it replaces
+// (forward GEMM, bias, MSE, dW GEMM, column sum: X read twice). B/s counts what the
+// step must read, X and y once: B (D + O) 4 bytes, the byte count bench/gpu_targets.py
+// credits per sample, so the two variants' B/s compare directly.
+void bm_linear_step(benchmark::State& state, bool fused, int64_t rows, int64_t d, int64_t o) {
+  guarded(state, [&] {
+    DeviceBuffer<float> x(random_vec(rows * d, 17), g_gpu.stream), t(random_vec(rows * o, 18), g_gpu.stream);
+    DeviceBuffer<float> w(random_vec(o * d, 19), g_gpu.stream), b(random_vec(o, 20), g_gpu.stream);
+    DeviceBuffer<float> dw(o * d, g_gpu.stream), db(o, g_gpu.stream);
+    DeviceBuffer<double> loss(std::vector<double>{0.0}, g_gpu.stream);
+    const float inv = 1.0f / float(rows * o);
+    if (fused) {
+      const int64_t ws_bytes = tb::cuda::linear_mse_step_workspace_bytes(rows, d, o);
+      DeviceBuffer<char> ws(ws_bytes, g_gpu.stream);
+      time_calls(state, kBatch, [&] {
+        tb::cuda::linear_mse_step(x.get(), t.get(), rows, d, o, w.get(), b.get(), inv, dw.get(), db.get(), loss.get(),
+                                  ws.get(), ws_bytes, g_gpu.stream);
+      });
+    } else {
+      const int64_t ws_elems = tb::cuda::column_sum_workspace_elems(rows, o);
+      DeviceBuffer<float> z(rows * o, g_gpu.stream), g(rows * o, g_gpu.stream);
+      DeviceBuffer<double> ws(ws_elems, g_gpu.stream);
+      time_calls(state, kBatch, [&] {
+        tb::cuda::gemm(g_gpu.handle, false, true, rows, o, d, 1.0f, x.get(), d, w.get(), d, 0.0f, z.get(), o,
+                       g_gpu.stream);
+        tb::cuda::bias_act_forward(z.get(), b.get(), rows, o, false, g_gpu.stream);
+        tb::cuda::mse_loss_grad(z.get(), t.get(), rows, o, inv, g.get(), loss.get(), g_gpu.stream);
+        tb::cuda::gemm(g_gpu.handle, true, false, o, d, rows, 1.0f, g.get(), o, x.get(), d, 0.0f, dw.get(), d,
+                       g_gpu.stream);
+        tb::cuda::column_sum(g.get(), rows, o, db.get(), ws.get(), ws_elems, g_gpu.stream);
+      });
+    }
+    tb::bench::set_byte_rate(state, rows * (d + o) * int64_t{sizeof(float)});
   });
 }
 
 void bm_mse_loss_grad(benchmark::State& state, int64_t rows, int64_t cols) {
   guarded(state, [&] {
-    DeviceBuffer<float> y(random_vec(rows * cols, 8)), t(random_vec(rows * cols, 9)), grad(rows * cols);
-    DeviceBuffer<double> loss(std::vector<double>{0.0});
+    DeviceBuffer<float> y(random_vec(rows * cols, 8), g_gpu.stream), t(random_vec(rows * cols, 9), g_gpu.stream),
+        grad(rows * cols, g_gpu.stream);
+    DeviceBuffer<double> loss(std::vector<double>{0.0}, g_gpu.stream);
     const float inv_count = 1.0f / float(rows * cols);
     time_calls(state, kBatch, [&] {
       tb::cuda::mse_loss_grad(y.get(), t.get(), rows, cols, inv_count, grad.get(), loss.get(), g_gpu.stream);
     });
-    state.SetBytesProcessed(state.iterations() * 3 * rows * cols * int64_t{sizeof(float)});
+    tb::bench::set_byte_rate(state, 3 * rows * cols * int64_t{sizeof(float)});
   });
 }
 
@@ -232,35 +281,35 @@ void bm_softmax_xent_loss_grad(benchmark::State& state, int64_t rows, int64_t k)
   guarded(state, [&] {
     std::vector<int32_t> labels(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 7) % k);
-    DeviceBuffer<float> z(random_vec(rows * k, 10, -4.0f, 4.0f)), dz(rows * k);
-    DeviceBuffer<int32_t> dlabels(labels);
-    DeviceBuffer<double> loss(std::vector<double>{0.0});
-    DeviceBuffer<unsigned long long> correct(std::vector<unsigned long long>{0});
+    DeviceBuffer<float> z(random_vec(rows * k, 10, -4.0f, 4.0f), g_gpu.stream), dz(rows * k, g_gpu.stream);
+    DeviceBuffer<int32_t> dlabels(labels, g_gpu.stream);
+    DeviceBuffer<double> loss(std::vector<double>{0.0}, g_gpu.stream);
+    DeviceBuffer<unsigned long long> correct(std::vector<unsigned long long>{0}, g_gpu.stream);
     time_calls(state, kBatch, [&] {
       tb::cuda::softmax_xent_loss_grad(z.get(), dlabels.get(), rows, k, 1.0f / float(rows), dz.get(), loss.get(),
                                        correct.get(), g_gpu.stream);
     });
-    state.SetBytesProcessed(state.iterations() *
-                            (2 * rows * k * int64_t{sizeof(float)} + rows * int64_t{sizeof(int32_t)}));
+    tb::bench::set_byte_rate(state, (2 * rows * k * int64_t{sizeof(float)} + rows * int64_t{sizeof(int32_t)}));
   });
 }
 
 void bm_sgd_update(benchmark::State& state, int64_t n) {
   guarded(state, [&] {
-    DeviceBuffer<float> p(random_vec(n, 11)), v(std::vector<float>(static_cast<size_t>(n), 0.0f)),
-        g(random_vec(n, 12, -1e-3f, 1e-3f));
+    DeviceBuffer<float> p(random_vec(n, 11), g_gpu.stream),
+        v(std::vector<float>(static_cast<size_t>(n), 0.0f), g_gpu.stream),
+        g(random_vec(n, 12, -1e-3f, 1e-3f), g_gpu.stream);
     time_calls(state, kBatch,
                [&] { tb::cuda::sgd_update(p.get(), g.get(), v.get(), n, 1e-3f, 0.9f, 1e-4f, g_gpu.stream); });
-    state.SetBytesProcessed(state.iterations() * 5 * n * int64_t{sizeof(float)});  // p, v r+w; g r
+    tb::bench::set_byte_rate(state, 5 * n * int64_t{sizeof(float)});  // p, v r+w; g r
   });
 }
 
 // cuda-dp's gradient sum where peer copies replace NCCL: dst (n) += src (n).
 void bm_add_inplace(benchmark::State& state, int64_t n) {
   guarded(state, [&] {
-    DeviceBuffer<float> dst(random_vec(n, 15)), src(random_vec(n, 16, -1e-3f, 1e-3f));
+    DeviceBuffer<float> dst(random_vec(n, 15), g_gpu.stream), src(random_vec(n, 16, -1e-3f, 1e-3f), g_gpu.stream);
     time_calls(state, kBatch, [&] { tb::cuda::add_inplace(dst.get(), src.get(), n, g_gpu.stream); });
-    state.SetBytesProcessed(state.iterations() * 3 * n * int64_t{sizeof(float)});  // dst r+w; src r
+    tb::bench::set_byte_rate(state, 3 * n * int64_t{sizeof(float)});  // dst r+w; src r
   });
 }
 
@@ -270,15 +319,15 @@ void bm_gather(benchmark::State& state, int64_t src_rows, int64_t count, int64_t
     std::vector<int64_t> rows(static_cast<size_t>(count));
     std::mt19937 rng(13);
     for (int64_t& r : rows) r = static_cast<int64_t>(rng() % static_cast<uint32_t>(src_rows));
-    DeviceBuffer<float> src(random_vec(src_rows * width, 14)), dst(count * width);
-    DeviceBuffer<int32_t> labels(std::vector<int32_t>(static_cast<size_t>(src_rows), 1)), lab_dst(count);
-    DeviceBuffer<int64_t> drows(rows);
+    DeviceBuffer<float> src(random_vec(src_rows * width, 14), g_gpu.stream), dst(count * width, g_gpu.stream);
+    DeviceBuffer<int32_t> labels(std::vector<int32_t>(static_cast<size_t>(src_rows), 1), g_gpu.stream),
+        lab_dst(count, g_gpu.stream);
+    DeviceBuffer<int64_t> drows(rows, g_gpu.stream);
     time_calls(state, kBatch, [&] {
       tb::cuda::gather_rows(src.get(), drows.get(), count, width, dst.get(), g_gpu.stream);
       tb::cuda::gather_labels(labels.get(), drows.get(), count, lab_dst.get(), g_gpu.stream);
     });
-    state.SetBytesProcessed(
-        state.iterations() * count *
+    tb::bench::set_byte_rate(state, count *
         (2 * width * int64_t{sizeof(float)} + 2 * int64_t{sizeof(int64_t)} + 2 * int64_t{sizeof(int32_t)}));
   });
 }
@@ -324,7 +373,24 @@ void register_all(bool smoke) {
   for (const Rc& d : act) {
     register_op("bias_act_forward", dims(d.rows, d.cols), bm_bias_act_forward, d.rows, d.cols);
     register_op("relu_backward", dims(d.rows, d.cols), bm_relu_backward, d.rows, d.cols);
-    register_op("column_sum", dims(d.rows, d.cols), bm_column_sum, d.rows, d.cols);
+  }
+  // Bias gradients: a linear model's one column over a 1M-row batch, 16 outputs, a
+  // 1000-wide layer, and the hidden activations above.
+  std::vector<Rc> colsums = smoke ? std::vector<Rc>{{5000, 1}, {8, 16}}
+                                  : std::vector<Rc>{{1 << 20, 1}, {4096, 16}, {256, 1000}, {256, 256}, {1024, 4096}};
+  for (const Rc& d : colsums) register_op("column_sum", dims(d.rows, d.cols), bm_column_sum, d.rows, d.cols);
+  // Linear regression steps (B x D -> O): the graph target's 1M x 64 -> 1 and the
+  // default suite's 4096 x 1024 -> 16 (too wide for the fused step: GEMM path only).
+  struct Step {
+    int64_t rows, d, o;
+  };
+  const std::vector<Step> steps =
+      smoke ? std::vector<Step>{{300, 33, 2}} : std::vector<Step>{{1 << 20, 64, 1}, {65536, 256, 16}, {4096, 1024, 16}};
+  for (const Step& st : steps) {
+    const std::string shape = std::to_string(st.rows) + "x" + std::to_string(st.d) + "x" + std::to_string(st.o);
+    if (tb::cuda::linear_mse_step_applies(st.d, st.o))
+      register_op("linear_step", "fused/" + shape, bm_linear_step, true, st.rows, st.d, st.o);
+    register_op("linear_step", "gemm/" + shape, bm_linear_step, false, st.rows, st.d, st.o);
   }
   for (const Rc& d : logits) {
     register_op("mse_loss_grad", dims(d.rows, d.cols), bm_mse_loss_grad, d.rows, d.cols);

@@ -13,8 +13,11 @@ averaged over its size, or dropped with drop_last).
 Timing follows the harness (harness/runner.cpp): W untimed warm-up epochs, then R
 repetitions, each starting again from the initial parameters with fresh momentum;
 a repetition's time is the sum of its E epochs' wall times (time.perf_counter; on
-CUDA after torch.cuda.synchronize()). After each repetition, untimed: the mean
-loss (and accuracy) over the whole set and the sum of the parameters.
+CUDA after torch.cuda.synchronize()). On a GPU each repetition first uploads the
+dataset (`.to(device)` of the host tensors, between synchronisations, untimed by the
+train time) and reports it as upload_s / upload_gbps, as trainbench's GPU backends
+do. After each repetition, untimed: the mean loss (and accuracy) over the whole set
+and the sum of the parameters.
 
 Usage:
   pytorch_train.py EXPORT_DIR --results RESULTS.csv [--threads 1,all] [--devices auto]
@@ -109,13 +112,15 @@ class Trainer:
     def __init__(self, torch, w, task, x, y, orders, init, device, dp_ids=None):
         self.torch, self.w, self.device = torch, w, device
         self.cuda = device.type == "cuda"
-        self.x = torch.from_numpy(x).to(device)
+        self.x_host = torch.from_numpy(x)
         if task == "classification":
-            self.y = torch.from_numpy(y.astype(np.int64)).to(device)
+            self.y_host = torch.from_numpy(y.astype(np.int64))
             self.loss_fn = torch.nn.CrossEntropyLoss()
         else:
-            self.y = torch.from_numpy(y).to(device)
+            self.y_host = torch.from_numpy(y)
             self.loss_fn = torch.nn.MSELoss()
+        self.x, self.y = self.x_host, self.y_host
+        self.upload()
         self.classification = task == "classification"
         self.orders = None if orders is None else [torch.from_numpy(o).to(device) for o in orders]
         self.init = init
@@ -125,6 +130,23 @@ class Trainer:
         # there, and sums the replicas' gradients onto GPU 0's parameters.
         self.net = self.model if not dp_ids else torch.nn.DataParallel(self.model, device_ids=dp_ids)
         self.reset()
+
+    def upload(self):
+        """The dataset to the device from pageable host memory, as trainbench's
+        prepare_repetition does before each repetition's timed epochs: (seconds, bytes)
+        between two synchronisations, or None on the CPU (nothing moves)."""
+        if not self.cuda:
+            return None
+        self.x = self.y = None  # the previous copy is freed first: the peak holds one
+        self.sync()
+        t0 = time.perf_counter()
+        self.x = self.x_host.to(self.device)
+        self.y = self.y_host.to(self.device)
+        self.sync()
+        seconds = time.perf_counter() - t0
+        nbytes = (self.x_host.element_size() * self.x_host.nelement()
+                  + self.y_host.element_size() * self.y_host.nelement())
+        return seconds, nbytes
 
     def reset(self):
         """Initial parameters and a fresh optimizer (zero momentum), as set_params does."""
@@ -209,6 +231,15 @@ class Trainer:
             self.torch.cuda.synchronize()
 
 
+def upload_cells(uploaded):
+    """upload_s and upload_gbps (bytes / s / 1e9) of Trainer.upload's (seconds, bytes);
+    empty where nothing was uploaded (CPU)."""
+    if not uploaded or uploaded[0] <= 0:
+        return {"upload_s": "", "upload_gbps": ""}
+    seconds, nbytes = uploaded
+    return {"upload_s": fmt_num(seconds), "upload_gbps": fmt_num(nbytes / seconds / 1e9)}
+
+
 def run_config(torch, w, data, init, orders, device, threads, args, results, ident, backend,
                dp_ids=None):
     """Warm-up, then R repetitions; appends one row per repetition. Returns False on failure."""
@@ -233,6 +264,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
         tr.sync()
         for rep in range(args.reps):
             tr.reset()
+            uploaded = tr.upload()
             curve, train_s = [], 0.0
             for e in range(w["epochs"]):
                 t0 = time.perf_counter()
@@ -252,6 +284,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
                 "repetition": str(rep), "train_time_s": fmt_num(train_s),
                 "samples_per_s": fmt_num(w["epochs"] * w["rows_per_epoch"] / train_s),
                 **{k: fmt_num(v) for k, v in tr.phases.items()},
+                **upload_cells(uploaded),
                 "comm_s": fmt_num(0.0), "allreduce_bytes_per_step": "0", "comm_busbw_gbps": "",
                 "final_loss": fmt_num(loss), "final_accuracy": "" if acc is None else fmt_num(acc),
                 "param_checksum": "%.12g" % checksum,
@@ -399,6 +432,9 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
                 raise RuntimeError(f"non-finite loss at epoch {e + 1} step {bad + 1} (warm-up)")
         for rep in range(args.reps):
             tr.reset()
+            uploaded = tr.upload()
+            # The slowest rank's upload: its seconds and (max of the negated rate) its rate.
+            up = tr.max_over_ranks([uploaded[0], -uploaded[1] / max(uploaded[0], 1e-12)]) if uploaded else None
             curve, train_s = [], 0.0
             for e in range(w["epochs"]):
                 tr.sync()
@@ -435,6 +471,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
                 # backward_s includes DDP's gradient all-reduce (overlapped, not separable
                 # from outside torch), so comm_s is 0 like every unmeasured phase.
                 "backward_s": fmt_num(times[3]), "optimizer_s": fmt_num(times[4]), "comm_s": fmt_num(0.0),
+                **upload_cells((up[0], -up[1] * up[0]) if up else None),
                 "allreduce_bytes_per_step": str(4 * flat.size if world > 1 else 0),
                 "comm_busbw_gbps": "",
                 "final_loss": fmt_num(loss), "final_accuracy": "" if acc is None else fmt_num(acc),

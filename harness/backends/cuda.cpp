@@ -5,15 +5,17 @@
 //
 // Every buffer is allocated in the constructor (no allocation and no host sync inside
 // a step: the loss of each step is accumulated on the device and read once per epoch).
-// Data placement: `device` uploads the dataset at the start of each repetition
-// (timed as transfer) and gathers/reads batches on the device; `host` registers the
+// Data placement: `device` uploads the dataset before each repetition's timed epochs
+// (prepare_repetition, its own columns) and gathers/reads batches on the device; `host` registers the
 // host dataset as pinned, mapped memory and a copy stream stages batch s+1 into one
 // of two device buffers while batch s computes (double buffering, ordered by events;
 // the buffers: cuda_staging.h).
-// Timing: CUDA events recorded in-stream at each phase boundary, read after the
-// epoch's single synchronisation. --cuda-graph captures forward+loss+backward+update
-// of a full batch once per input address and replays it (CudaModel::graphed_step;
-// per-phase split then not measured).
+// Timing: CUDA events recorded in-stream at each phase boundary of the steps that
+// phase_sample.h picks (a fixed pool, at most kMaxTimedSteps steps per epoch; none with
+// --phase-timing off), read in take_phase_times(), which the runner calls after its
+// stopwatch stops: nothing is read inside the timed epoch. --cuda-graph captures
+// forward+loss+backward+update of a full batch once per input address and replays it
+// (CudaModel::graphed_step; per-phase split then not measured).
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -38,6 +40,7 @@
 #include "harness/backends/cuda_parallel.h"
 #include "harness/backends/cuda_staging.h"
 #include "harness/backends/cuda_upload.h"
+#include "harness/backends/phase_sample.h"
 #include "harness/ddp_plan.h"
 #include "harness/fault_plan.h"
 #include "harness/host_info.h"
@@ -118,6 +121,7 @@ class CudaTrainer final : public Trainer {
     order_ = arena.alloc<int64_t>(n);
     max_steps_ = (n + cfg.batch - 1) / cfg.batch;
     step_loss_ = arena.alloc<double>(max_steps_);
+    if (cfg.cuda_graph) step_next_ = arena.alloc<unsigned long long>(1);
     TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&step_loss_host_),
                                  sizeof(double) * static_cast<size_t>(max_steps_)));
 
@@ -133,7 +137,8 @@ class CudaTrainer final : public Trainer {
       else register_host(data.y.data(), data.y.size() * sizeof(float), &yd_);
     }
     if (par_.reducer) par_.reducer->bind(GradBuffer{model_->grads(), compute_}, model_->layout());
-    marks_.resize(static_cast<size_t>(max_steps_ * kMarks));
+    // The phase events: a fixed pool, however many steps an epoch has (phase_sample.h).
+    if (cfg.phase_timing) marks_.resize(static_cast<size_t>(kMaxTimedSteps * kMarks));
     for (cudaEvent_t& e : marks_) TB_CUDA_CHECK(cudaEventCreate(&e));
     TB_CUDA_CHECK(cudaEventCreate(&upload_start_));
     TB_CUDA_CHECK(cudaEventCreate(&upload_end_));
@@ -171,6 +176,15 @@ class CudaTrainer final : public Trainer {
 
   std::vector<float> params() const override { return model_->read_params(); }
 
+  // Device placement: the dataset to the device, once per repetition, before the timed
+  // epochs (from pageable memory, as tensor.to("cuda") of an unpinned tensor).
+  UploadFigures prepare_repetition() override {
+    if (!needs_upload_) return {};
+    TB_CUDA_CHECK(cudaSetDevice(cfg_.device));
+    needs_upload_ = false;
+    return upload_dataset(data_, xd_, yd_, ld_, compute_, upload_start_, upload_end_);
+  }
+
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return devices_; }
   std::vector<int> gpus() const override { return {cfg_.device}; }
@@ -179,7 +193,10 @@ class CudaTrainer final : public Trainer {
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
 
+  // Reads the last epoch's phase events and reduction times (after the runner's
+  // stopwatch has stopped), then hands over and resets the accumulators.
   PhaseTimes take_phase_times() override {
+    collect_epoch_timing();
     PhaseTimes t = phases_;
     phases_ = PhaseTimes{};
     last_busy_s_ = busy_s_;
@@ -191,7 +208,12 @@ class CudaTrainer final : public Trainer {
 
   EpochResult train_epoch(const EpochPlan& plan, const StepCallback& on_step) override {
     TB_CUDA_CHECK(cudaSetDevice(cfg_.device));
-    if (needs_upload_) upload();
+    // A caller that is not the runner (tests) may skip prepare_repetition() and
+    // take_phase_times() between epochs: both happen here then, inside its epoch.
+    collect_epoch_timing();
+    if (needs_upload_) prepare_repetition();
+    sample_ = PhaseSample(plan.num_batches);
+    graphed_in_epoch_ = 0;
     // The epoch's visiting order (indices of held rows), for the gathers when a
     // step's rows are not consecutive (shuffled) — one small copy.
     host_order_ = plan.order->data();
@@ -201,6 +223,7 @@ class CudaTrainer final : public Trainer {
                                     cudaMemcpyHostToDevice, cfg_.data_on_device() ? compute_ : copy_));
     }
     TB_CUDA_CHECK(cudaMemsetAsync(step_loss_, 0, sizeof(double) * static_cast<size_t>(plan.num_batches), compute_));
+    if (step_next_) TB_CUDA_CHECK(cudaMemsetAsync(step_next_, 0, sizeof(unsigned long long), compute_));
     if (par_.reducer) par_.reducer->begin_epoch(plan.num_batches);
     // Global batch s has rows_of(s) rows; this rank trains its shard of them.
     auto rows_of = [&](int64_t step) { return std::min(plan.batch, plan.rows - step * plan.batch); };
@@ -211,11 +234,11 @@ class CudaTrainer final : public Trainer {
     if (cfg_.data_on_device()) {
       for (int64_t s = 0; s < plan.num_batches; ++s) {
         maybe_inject_fault(s);
-        cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+        cudaEvent_t* mk = marks_of(s);
         const auto [begin, local] = shard(s);
-        TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
+        mark(mk, 0);
         const Batch b = local > 0 ? device_batch(plan, begin, local, shuffled) : Batch{};
-        TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
+        mark(mk, 1);
         train_step(b, local, rows_of(s), plan.batch, s);
       }
     } else {
@@ -223,7 +246,7 @@ class CudaTrainer final : public Trainer {
       TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(0), compute_));
       TB_CUDA_CHECK(cudaEventRecord(staging_.consumed(1), compute_));
       for (const StagingOp& op : double_buffer_schedule(plan.num_batches)) {
-        cudaEvent_t* mk = &marks_[static_cast<size_t>(op.step * kMarks)];
+        cudaEvent_t* mk = marks_of(op.step);
         switch (op.kind) {
           case StagingOp::kCopyWaitsConsumed:
             TB_CUDA_CHECK(cudaStreamWaitEvent(copy_, staging_.consumed(op.buffer), 0));
@@ -237,9 +260,9 @@ class CudaTrainer final : public Trainer {
             TB_CUDA_CHECK(cudaEventRecord(staging_.staged(op.buffer), copy_));
             break;
           case StagingOp::kComputeWaitsStaged:  // the wait is what transfer costs the step
-            TB_CUDA_CHECK(cudaEventRecord(mk[0], compute_));
+            mark(mk, 0);
             TB_CUDA_CHECK(cudaStreamWaitEvent(compute_, staging_.staged(op.buffer), 0));
-            TB_CUDA_CHECK(cudaEventRecord(mk[1], compute_));
+            mark(mk, 1);
             break;
           case StagingOp::kComputeTrains:
             maybe_inject_fault(op.step);
@@ -255,15 +278,14 @@ class CudaTrainer final : public Trainer {
       TB_CUDA_CHECK(cudaMemsetAsync(step_loss_ + s, 0xFF, sizeof(double), compute_));
     }
     nan_steps_.clear();
-    // The epoch's one synchronisation: per-step losses and phase events.
+    // The epoch's one synchronisation: the per-step losses. Its phase events and
+    // reduction times are read later, in take_phase_times().
     TB_CUDA_CHECK(cudaMemcpyAsync(step_loss_host_, step_loss_, sizeof(double) * static_cast<size_t>(plan.num_batches),
                                   cudaMemcpyDeviceToHost, compute_));
     TB_CUDA_CHECK(cudaStreamSynchronize(compute_));
-    accumulate_phase_times(plan);
-    if (par_.reducer) {
-      busy_s_ += par_.reducer->epoch_busy_seconds();
-      busy_steps_ += plan.num_batches;
-    }
+    timing_pending_ = true;
+    pending_batch_ = plan.batch;
+    pending_rows_ = plan.rows;
     // Every rank sees the global step losses, so all stop at the same non-finite step.
     if (par_.world) par_.world->allreduce_sum(step_loss_host_, plan.num_batches);
 
@@ -272,7 +294,7 @@ class CudaTrainer final : public Trainer {
 
   EvalResult evaluate() override {
     TB_CUDA_CHECK(cudaSetDevice(cfg_.device));
-    if (needs_upload_) upload();
+    if (needs_upload_) prepare_repetition();
     // Each rank evaluates its rows (rank_data.h): one range of held rows when unshuffled.
     double loss_sum = 0;
     int64_t hits = 0;
@@ -321,12 +343,6 @@ class CudaTrainer final : public Trainer {
     *device_view = static_cast<T*>(dev);
   }
 
-  // Device placement: the whole dataset, once per repetition, timed as transfer.
-  void upload() {
-    phases_.transfer_s += upload_dataset(data_, xd_, yd_, ld_, compute_, upload_start_, upload_end_);
-    needs_upload_ = false;
-  }
-
   // Held rows from r0 on, read in place from the (device or mapped) dataset.
   Batch contiguous(int64_t r0) const { return rows_from(xd_, yd_, ld_, r0, data_.d, data_.o); }
 
@@ -353,32 +369,42 @@ class CudaTrainer final : public Trainer {
   // rank's `count` rows of a global batch of `global` rows (marks 2..5 after it);
   // replayed from a graph for full batches with --cuda-graph (one GPU only).
   void train_step(const Batch& b, int64_t count, int64_t global, int64_t full_batch, int64_t s) {
-    cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+    cudaEvent_t* mk = marks_of(s);
     CudaModel& m = *model_;
     if (cfg_.cuda_graph && count == full_batch) {
-      m.graphed_step(b, count, sgd_, step_loss_ + s);
-      for (int k = 2; k < kMarks; ++k) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
-      return;
+      // The graph writes its loss into slot *step_next_ (zeroed per epoch) and advances
+      // it: that is slot s because the graphed steps are the epoch's full batches, which
+      // all come before its one short batch.
+      if (graphed_in_epoch_ != s) throw std::logic_error("cuda: a graphed step after an eager one in an epoch");
+      ++graphed_in_epoch_;
+      m.graphed_step(b, count, sgd_, step_loss_, step_next_);
+      return;  // marks 2..5 not recorded: one launch, no phases inside it
     }
-    if (count > 0) {
+    if (count > 0 && m.has_fused_step()) {
+      // Linear regression: forward, loss and gradients in one pass over X (so forward_s
+      // holds the backward too, as on cpu-omp); its one layer goes to the reducer after.
+      m.fused_step(b, count, global, step_loss_ + s);
+      TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
+      if (par_.reducer) par_.reducer->layer_ready(s, 0);
+    } else if (count > 0) {
       m.forward(b.x, count);
       m.loss(b, count, global, m.delta(), step_loss_ + s, nullptr);
-      TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
+      mark(mk, 2);
       // A data-parallel rank hands each finished layer to the reducer.
       if (par_.reducer) m.backward(b.x, count, [this, s](int layer) { par_.reducer->layer_ready(s, layer); });
       else m.backward(b.x, count);
     } else {  // an empty shard (global batch smaller than the world) contributes zeros
       TB_CUDA_CHECK(cudaMemsetAsync(m.grads(), 0, static_cast<size_t>(m.layout().total) * sizeof(float), compute_));
-      TB_CUDA_CHECK(cudaEventRecord(mk[2], compute_));
+      mark(mk, 2);
       if (par_.reducer) {
         for (int l = cfg_.model.num_layers() - 1; l >= 0; --l) par_.reducer->layer_ready(s, l);
       }
     }
-    TB_CUDA_CHECK(cudaEventRecord(mk[3], compute_));
+    mark(mk, 3);
     if (par_.reducer) par_.reducer->finish(s);
-    TB_CUDA_CHECK(cudaEventRecord(mk[4], compute_));
+    mark(mk, 4);
     m.update(sgd_);
-    TB_CUDA_CHECK(cudaEventRecord(mk[5], compute_));
+    mark(mk, 5);
   }
 
   // Test-only faults for data-parallel ranks (TB_FAULT, ddp_plan.h) before step s of the
@@ -391,20 +417,43 @@ class CudaTrainer final : public Trainer {
     if (fault_.nan_at(rank_, steps_)) nan_steps_.push_back(s);
   }
 
-  // Event-timed phases of every step of the epoch. A graphed step is one launch:
-  // only its batch staging is attributed; the rest shows as "other" in reports.
-  void accumulate_phase_times(const EpochPlan& plan) {
-    for (int64_t s = 0; s < plan.num_batches; ++s) {
-      const cudaEvent_t* mk = &marks_[static_cast<size_t>(s * kMarks)];
+  // Step s's phase events, or null when it is not timed (phase_sample.h; --phase-timing off).
+  cudaEvent_t* marks_of(int64_t s) {
+    const int64_t slot = marks_.empty() ? -1 : sample_.slot(s);
+    return slot < 0 ? nullptr : &marks_[static_cast<size_t>(slot * kMarks)];
+  }
+  void mark(cudaEvent_t* mk, int k) {
+    if (mk) TB_CUDA_CHECK(cudaEventRecord(mk[k], compute_));
+  }
+
+  // After the epoch (its synchronisation is done, the stopwatch stopped): the timed
+  // steps' phase intervals, each times the steps it stands for, and the reducer's time
+  // inside all-reduces. A graphed step is one launch: only its batch staging is
+  // attributed; the rest shows as "other" in reports.
+  void collect_epoch_timing() {
+    if (!timing_pending_) return;
+    timing_pending_ = false;
+    TB_CUDA_CHECK(cudaSetDevice(cfg_.device));
+    for (int64_t j = 0; !marks_.empty() && j < sample_.timed(); ++j) {
+      const cudaEvent_t* mk = &marks_[static_cast<size_t>(j * kMarks)];
+      const int64_t s = sample_.step_of(j);
+      const double w = sample_.weight(j) * 1e-3;  // ms -> s, times the steps it stands for
+      const int64_t count = std::min(pending_batch_, pending_rows_ - s * pending_batch_);
+      const bool graphed = cfg_.cuda_graph && count == pending_batch_;
       float ms[kMarks - 1] = {};
-      for (int k = 0; k + 1 < kMarks; ++k) TB_CUDA_CHECK(cudaEventElapsedTime(&ms[k], mk[k], mk[k + 1]));
-      phases_.transfer_s += ms[0] * 1e-3;
-      const int64_t count = std::min(plan.batch, plan.rows - s * plan.batch);
-      if (cfg_.cuda_graph && count == plan.batch) continue;
-      phases_.forward_s += ms[1] * 1e-3;
-      phases_.backward_s += ms[2] * 1e-3;
-      phases_.comm_s += ms[3] * 1e-3;  // exposed: what the update waited for the reduction
-      phases_.optimizer_s += ms[4] * 1e-3;
+      for (int k = 0; k + 1 < (graphed ? 2 : kMarks); ++k) {
+        TB_CUDA_CHECK(cudaEventElapsedTime(&ms[k], mk[k], mk[k + 1]));
+      }
+      phases_.transfer_s += ms[0] * w;
+      if (graphed) continue;
+      phases_.forward_s += ms[1] * w;
+      phases_.backward_s += ms[2] * w;
+      phases_.comm_s += ms[3] * w;  // exposed: what the update waited for the reduction
+      phases_.optimizer_s += ms[4] * w;
+    }
+    if (par_.reducer) {
+      busy_s_ += par_.reducer->epoch_busy_seconds();
+      busy_steps_ += sample_.steps();
     }
   }
 
@@ -422,9 +471,14 @@ class CudaTrainer final : public Trainer {
   int64_t* order_ = nullptr;            // the epoch's order on the device (gathers)
   const int64_t* host_order_ = nullptr;  // the same on the host, for the current epoch
   double* step_loss_ = nullptr;       // [max_steps_] per-step loss sums
+  unsigned long long* step_next_ = nullptr;  // --cuda-graph: the slot the next graphed step's loss goes to
+  int64_t graphed_in_epoch_ = 0;             // graphed steps issued this epoch (host side)
   double* step_loss_host_ = nullptr;  // their pinned readback
   cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr;
-  std::vector<cudaEvent_t> marks_;
+  std::vector<cudaEvent_t> marks_;  // [slot * kMarks + mark], kMaxTimedSteps slots; empty: phases off
+  PhaseSample sample_;              // the current (or last) epoch's timed steps
+  bool timing_pending_ = false;     // an epoch ended whose events collect_epoch_timing() has not read
+  int64_t pending_batch_ = 0, pending_rows_ = 0;  // that epoch's plan
   std::vector<void*> registered_;
   std::string devices_;  // the devices column: this GPU, or every rank's (rank_devices)
   bool needs_upload_ = false;
@@ -457,7 +511,7 @@ class CudaBackend final : public Backend {
   BackendTraits traits() const override {
     BackendTraits t;
     t.device = DeviceKind::kGpu;
-    t.knobs = kKnobTf32 | kKnobCudaGraph | kKnobHostPlacement | kKnobDevice;
+    t.knobs = kKnobTf32 | kKnobCudaGraph | kKnobHostPlacement | kKnobDevice | kKnobNoPhaseTiming;
     return t;
   }
   Availability availability() const override {

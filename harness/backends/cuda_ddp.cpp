@@ -31,7 +31,7 @@ class CudaDdpBackend final : public Backend {
     t.device = DeviceKind::kGpu;
     t.parallelism = Parallelism::kDistributed;
     t.one_gpu_per_rank = true;
-    t.knobs = kKnobTf32 | kKnobHostPlacement | kKnobBucket | kKnobNoOverlap;
+    t.knobs = kKnobTf32 | kKnobHostPlacement | kKnobBucket | kKnobNoOverlap | kKnobNoPhaseTiming;
     t.scaling_base = "cuda";
     return t;
   }

@@ -29,7 +29,12 @@
 // slot 0's stream (it waits for every slot's event) where a timing event is recorded,
 // so the phases are exclusive and add up to the step: transfer_s = batch gather +
 // replication + scatter/gather copies, forward_s = forward + loss, backward_s,
-// comm_s = gradient reduction, optimizer_s. One host synchronisation per epoch.
+// comm_s = gradient reduction, optimizer_s. One host synchronisation per epoch. The
+// marks double as the ordering events between the streams, so every step records them:
+// the steps phase_sample.h picks (at most kMaxTimedSteps per epoch) into a fixed pool of
+// timing events read in take_phase_times() — after the runner's stopwatch stops — the
+// others (and every step with --phase-timing off) into one set without timing. The
+// dataset is uploaded in prepare_repetition(), before the timed epochs.
 // Shapes: B rows, c = ceil(B/G) rows per chunk, D in, O out, P parameters.
 // The slots and their stream ordering: cuda_dp_slots.h; (1) and (6): cuda_dp_comm.h.
 #include <memory>
@@ -55,6 +60,7 @@
 #include "harness/backends/cuda_dp_slots.h"
 #include "harness/backends/cuda_upload.h"
 #include "harness/backends/cuda_dp_plan.h"
+#include "harness/backends/phase_sample.h"
 #include "harness/host_info.h"
 #include "harness/backends/step_losses.h"
 #include "kernels/cuda/check.h"
@@ -120,11 +126,19 @@ class CudaDpTrainer final : public Trainer {
     host_.device = s0.device;
     TB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_.step_loss),
                                  sizeof(double) * static_cast<size_t>(max_steps_)));
-    host_.events.resize(static_cast<size_t>(max_steps_ * kMarks + 3));
+    // [slot * kMarks + mark] timing events (a fixed pool, phase_sample.h; none with
+    // --phase-timing off), then upload start/end and params set; then one set of
+    // ordering-only marks for the untimed steps.
+    timed_events_ = cfg.phase_timing ? kMaxTimedSteps * kMarks : 0;
+    host_.events.resize(static_cast<size_t>(timed_events_ + 3));
     for (cudaEvent_t& e : host_.events) TB_CUDA_CHECK(cudaEventCreate(&e));
-    upload_start_ = host_.events[host_.events.size() - 3];
-    upload_end_ = host_.events[host_.events.size() - 2];
-    params_set_ = host_.events[host_.events.size() - 1];
+    upload_start_ = host_.events[static_cast<size_t>(timed_events_)];
+    upload_end_ = host_.events[static_cast<size_t>(timed_events_ + 1)];
+    params_set_ = host_.events[static_cast<size_t>(timed_events_ + 2)];
+    for (int k = 0; k < kMarks; ++k) {
+      host_.events.push_back(nullptr);
+      TB_CUDA_CHECK(cudaEventCreateWithFlags(&host_.events.back(), cudaEventDisableTiming));
+    }
 
     comm_.setup(slot_ids_, P);
   }
@@ -152,6 +166,14 @@ class CudaDpTrainer final : public Trainer {
 
   std::vector<float> params() const override { return slots_[0].model.read_params(); }
 
+  // The dataset to GPU 0, once per repetition, before the timed epochs.
+  UploadFigures prepare_repetition() override {
+    if (!needs_upload_) return {};
+    slots_.on(0);
+    needs_upload_ = false;
+    return upload_dataset(data_, xd_, yd_, ld_, slots_[0].stream, upload_start_, upload_end_);
+  }
+
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
   std::vector<int> gpus() const override { return comm_.devices(); }
@@ -169,7 +191,9 @@ class CudaDpTrainer final : public Trainer {
     return most;
   }
 
+  // Reads the last epoch's phase events (after the runner's stopwatch has stopped).
   PhaseTimes take_phase_times() override {
+    collect_epoch_timing();
     const PhaseTimes t = phases_;
     phases_ = PhaseTimes{};
     return t;
@@ -184,7 +208,11 @@ class CudaDpTrainer final : public Trainer {
     if (plan.num_batches <= 0) return EpochResult{};
     Slot& s0 = slots_[0];
     slots_.on(0);
-    if (needs_upload_) upload();
+    // A caller that is not the runner (tests) may skip prepare_repetition() and
+    // take_phase_times() between epochs: both happen here then, inside its epoch.
+    collect_epoch_timing();
+    if (needs_upload_) prepare_repetition();
+    sample_ = PhaseSample(plan.num_batches);
     const bool shuffled = !is_identity_order(*plan.order);
     if (shuffled) {
       TB_CUDA_CHECK(cudaMemcpyAsync(order_, plan.order->data(), plan.order->size() * sizeof(int64_t),
@@ -204,7 +232,7 @@ class CudaDpTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaMemcpyAsync(host_.step_loss, step_loss_, sizeof(double) * static_cast<size_t>(plan.num_batches),
                                   cudaMemcpyDeviceToHost, s0.stream));
     TB_CUDA_CHECK(cudaStreamSynchronize(s0.stream));
-    accumulate_phase_times(plan.num_batches);
+    timing_pending_ = true;
 
     return epoch_result_from_sums(host_.step_loss, plan, s0.model.loss_per_row(), on_step);
   }
@@ -214,7 +242,7 @@ class CudaDpTrainer final : public Trainer {
   EvalResult evaluate() override {
     Slot& s0 = slots_[0];
     slots_.on(0);
-    if (needs_upload_) upload();
+    if (needs_upload_) prepare_repetition();
     double loss_sum = 0;
     int64_t hits = 0;
     s0.model.evaluate_rows(contiguous(0), {Shard{0, data_.n}}, &loss_sum, &hits);
@@ -231,7 +259,7 @@ class CudaDpTrainer final : public Trainer {
   struct HostSide {
     int device = 0;
     double* step_loss = nullptr;
-    std::vector<cudaEvent_t> events;  // [step * kMarks + mark], then upload start/end, params set
+    std::vector<cudaEvent_t> events;  // timing pool, upload start/end, params set, untimed marks (constructor)
     HostSide() = default;
     HostSide(const HostSide&) = delete;
     HostSide& operator=(const HostSide&) = delete;
@@ -243,13 +271,6 @@ class CudaDpTrainer final : public Trainer {
       if (step_loss) TB_CUDA_WARN(cudaFreeHost(step_loss));
     }
   };
-
-  // The dataset to GPU 0, once per repetition, timed as transfer.
-  void upload() {
-    slots_.on(0);
-    phases_.transfer_s += upload_dataset(data_, xd_, yd_, ld_, slots_[0].stream, upload_start_, upload_end_);
-    needs_upload_ = false;
-  }
 
   Batch contiguous(int64_t r0) const { return rows_from(xd_, yd_, ld_, r0, data_.d, data_.o); }
 
@@ -266,7 +287,7 @@ class CudaDpTrainer final : public Trainer {
 
   // One DataParallel step over `rows` rows split into `chunks` (chunk k -> slot k).
   void train_step(const EpochPlan& plan, int64_t s, int64_t rows, const std::vector<Chunk>& chunks, bool shuffled) {
-    cudaEvent_t* mk = &host_.events[static_cast<size_t>(s * kMarks)];
+    cudaEvent_t* mk = marks_of(s);
     const int used = static_cast<int>(chunks.size());
     const int64_t D = data_.d, O = data_.o;
     Slot& s0 = slots_[0];
@@ -346,14 +367,27 @@ class CudaDpTrainer final : public Trainer {
     TB_CUDA_CHECK(cudaEventRecord(mk[kBroadcast], s0.stream));
   }
 
-  // After the epoch's synchronisation: each interval between marks into its phase.
-  void accumulate_phase_times(int64_t steps) {
-    for (int64_t s = 0; s < steps; ++s) {
-      const cudaEvent_t* mk = &host_.events[static_cast<size_t>(s * kMarks)];
+  // Step s's marks: its timing slot's events, or the ordering-only set when it is not
+  // timed (phase_sample.h; --phase-timing off).
+  cudaEvent_t* marks_of(int64_t s) {
+    const int64_t slot = timed_events_ > 0 ? sample_.slot(s) : -1;
+    const size_t first = slot < 0 ? static_cast<size_t>(timed_events_ + 3) : static_cast<size_t>(slot * kMarks);
+    return &host_.events[first];
+  }
+
+  // After the epoch (synchronised, the stopwatch stopped): each timed step's intervals
+  // between marks into their phases, times the steps that step stands for.
+  void collect_epoch_timing() {
+    if (!timing_pending_) return;
+    timing_pending_ = false;
+    slots_.on(0);
+    for (int64_t j = 0; timed_events_ > 0 && j < sample_.timed(); ++j) {
+      const cudaEvent_t* mk = &host_.events[static_cast<size_t>(j * kMarks)];
+      const double w = sample_.weight(j) * 1e-3;  // ms -> s, times the steps it stands for
       for (int k = 0; k + 1 < kMarks; ++k) {
         float ms = 0;
         TB_CUDA_CHECK(cudaEventElapsedTime(&ms, mk[k], mk[k + 1]));
-        const double sec = ms * 1e-3;
+        const double sec = ms * w;
         switch (kPhaseAfter[k]) {
           case Phase::kTransfer: phases_.transfer_s += sec; break;
           case Phase::kForward: phases_.forward_s += sec; break;
@@ -385,6 +419,9 @@ class CudaDpTrainer final : public Trainer {
   double* step_loss_ = nullptr;              // GPU 0: per-step loss sums
   cudaEvent_t upload_start_ = nullptr, upload_end_ = nullptr, params_set_ = nullptr;
   bool needs_upload_ = true;
+  int64_t timed_events_ = 0;     // host_.events' timing pool: kMaxTimedSteps x kMarks, or 0
+  PhaseSample sample_;           // the current (or last) epoch's timed steps
+  bool timing_pending_ = false;  // an epoch ended whose events collect_epoch_timing() has not read
   PhaseTimes phases_;
 };
 
@@ -405,7 +442,7 @@ class CudaDpBackend final : public Backend {
     BackendTraits t;
     t.device = DeviceKind::kGpu;
     t.parallelism = Parallelism::kDataParallel;
-    t.knobs = kKnobTf32 | kKnobDpDevices | kKnobDpMode;
+    t.knobs = kKnobTf32 | kKnobDpDevices | kKnobDpMode | kKnobNoPhaseTiming;
     t.scaling_base = "cuda";
     return t;
   }

@@ -2,6 +2,8 @@
 // (harness/cpu_model.cpp) on one GPU's stream: per step on B rows, forward Z_l =
 // A_{l-1} W_l^T (cuBLAS NT) with bias and ReLU fused; loss and dZ_L fused; backward
 // dW_l = dZ_l^T A_{l-1} (TN), db_l = column sums, dA_{l-1} = dZ_l W_l (NN) masked by the ReLU.
+// Linear regression within tb::cuda::linear_mse_step_applies takes the fused one-pass
+// step instead (fused_step), as CpuModel does.
 #include "harness/backends/cuda_model.h"
 
 #include <algorithm>
@@ -10,12 +12,32 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/linear_step.h"
+#include "kernels/cuda/step_loss.h"
 
 namespace tb {
 namespace {
 
 // cuBLAS's fixed workspace: it must not allocate while a CUDA graph is captured.
 constexpr int64_t kCublasWorkspaceBytes = int64_t{32} << 20;
+
+bool fused_applies(const ModelSpec& m) {
+  return m.num_layers() == 1 && m.task == Task::kRegression && cuda::linear_mse_step_applies(m.in_dim(), m.out_dim());
+}
+
+// column_sum's workspace for every layer's bias gradient at up to `rows` rows (doubles).
+int64_t column_sum_elems(const ModelSpec& m, int64_t rows) {
+  int64_t most = 0;
+  for (size_t l = 1; l < m.layers.size(); ++l)
+    most = std::max(most, cuda::column_sum_workspace_elems(rows, m.layers[l]));
+  return most;
+}
+
+// fused_step's workspace (bytes; 0 where it does not apply or on a replica).
+int64_t fused_step_bytes(const ModelSpec& m, const CudaModelSize& size) {
+  if (size.replica || !fused_applies(m)) return 0;
+  return cuda::linear_mse_step_workspace_bytes(std::max(size.rows, size.delta_rows), m.in_dim(), m.out_dim());
+}
 
 }  // namespace
 
@@ -35,7 +57,7 @@ int64_t CudaModel::device_bytes(const ModelSpec& m, const CudaModelSize& size) {
   const int64_t P = make_layout(m).total;
   int64_t floats = (size.replica ? 2 : 3) * P + 2 * size.delta_rows * m.max_width();
   for (size_t l = 1; l < m.layers.size(); ++l) floats += size.rows * m.layers[l];
-  return floats * 4 + kCublasWorkspaceBytes;
+  return floats * 4 + column_sum_elems(m, size.delta_rows) * 8 + fused_step_bytes(m, size) + kCublasWorkspaceBytes;
 }
 
 void CudaModel::acquire(bool tf32) {
@@ -54,6 +76,10 @@ void CudaModel::acquire(bool tf32) {
   for (size_t l = 1; l < model_.layers.size(); ++l) acts_[l] = arena_.alloc<float>(size_.rows * model_.layers[l]);
   delta_ = arena_.alloc<float>(size_.delta_rows * model_.max_width());
   delta_prev_ = arena_.alloc<float>(size_.delta_rows * model_.max_width());
+  colsum_ws_elems_ = column_sum_elems(model_, size_.delta_rows);
+  if (colsum_ws_elems_ > 0) colsum_ws_ = arena_.alloc<double>(colsum_ws_elems_);
+  step_ws_bytes_ = fused_step_bytes(model_, size_);
+  if (step_ws_bytes_ > 0) step_ws_ = arena_.alloc<char>(step_ws_bytes_);
   if (!size_.replica) {
     sums_ = arena_.alloc<double>(2);
     hits_ = arena_.alloc<unsigned long long>(1);
@@ -125,7 +151,7 @@ void CudaModel::backward(const float* x, int64_t count, const std::function<void
     const float* a = l == 0 ? x : acts_[static_cast<size_t>(l)];
     cuda::gemm(cublas_, true, false, v.out, v.in, count, 1.0f, d, v.out, a, v.in, 0.0f, grads_ + v.w_offset, v.in,
                stream_);
-    cuda::column_sum(d, count, v.out, grads_ + v.b_offset, stream_);
+    cuda::column_sum(d, count, v.out, grads_ + v.b_offset, colsum_ws_, colsum_ws_elems_, stream_);
     if (on_layer) on_layer(l);
     if (l == 0) break;
     float* dp = spare[next];
@@ -141,26 +167,47 @@ void CudaModel::update(const Sgd& sgd) {
   cuda::sgd_update(params_, grads_, velocity_, layout_.total, sgd.lr, sgd.momentum, sgd.weight_decay, stream_);
 }
 
-void CudaModel::graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* loss_sum) {
+// Gradients of `count` rows (the whole batch) into grads(), the loss into *sum.
+void CudaModel::eager_step(const DeviceBatch& b, int64_t count, double* sum) {
+  if (has_fused_step()) return fused_step(b, count, count, sum);
+  forward(b.x, count);
+  loss(b, count, count, delta_, sum, nullptr);
+  backward(b.x, count);
+}
+
+bool CudaModel::has_fused_step() const { return step_ws_bytes_ > 0; }
+
+void CudaModel::fused_step(const DeviceBatch& b, int64_t count, int64_t global_rows, double* sum) {
+  const LayerView& v = layout_.layers[0];
+  const float inv = 1.0f / static_cast<float>(global_rows * v.out);
+  cuda::linear_mse_step(b.x, b.y, count, v.in, v.out, params_ + v.w_offset, params_ + v.b_offset, inv,
+                        grads_ + v.w_offset, grads_ + v.b_offset, sum, step_ws_, step_ws_bytes_, stream_);
+}
+
+void CudaModel::graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* step_losses,
+                             unsigned long long* next_step) {
   double* scratch = sums_ + 1;
   cudaGraphExec_t& exec = graphs_[b.x];
   if (!exec) {
+    // The SGD update never runs eagerly before a capture (it would change the
+    // parameters), so without this its kernel would first load inside the capture.
+    if (!graph_kernels_loaded_) {
+      cuda::preload_graph_kernels();
+      graph_kernels_loaded_ = true;
+    }
     // One eager forward + loss + backward first (as PyTorch advises before capture):
-    // every kernel is loaded and cuBLAS has chosen and set up its algorithms for
-    // these shapes before the capture begins, so nothing capture-unsafe happens
-    // inside it. It writes only scratch (activations, deltas, gradients, the scratch
-    // loss, which the graph zeroes again); the parameters change only in replays.
-    forward(b.x, count);
-    loss(b, count, count, delta_, scratch, nullptr);
-    backward(b.x, count);
+    // cuBLAS has chosen and set up its algorithms for these shapes before the capture
+    // begins, so nothing capture-unsafe happens inside it. It writes only scratch
+    // (activations, deltas, gradients, the scratch loss, which the graph zeroes again);
+    // the parameters change only in replays.
+    eager_step(b, count, scratch);
     cudaGraph_t graph = nullptr;
     TB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     try {
       TB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(double), stream_));
-      forward(b.x, count);
-      loss(b, count, count, delta_, scratch, nullptr);
-      backward(b.x, count);
+      eager_step(b, count, scratch);
       update(sgd);
+      cuda::append_step_loss(scratch, step_losses, next_step, stream_);
     } catch (...) {
       // Leave the stream out of capture mode, or release()'s synchronisation (and
       // every later use of the stream) fails with a second, confusing error.
@@ -175,7 +222,6 @@ void CudaModel::graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd
     TB_CUDA_CHECK(inst);
   }
   TB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-  TB_CUDA_CHECK(cudaMemcpyAsync(loss_sum, scratch, sizeof(double), cudaMemcpyDeviceToDevice, stream_));
 }
 
 void CudaModel::evaluate_rows(const DeviceBatch& data, const std::vector<Shard>& ranges, double* loss_sum,

@@ -84,11 +84,23 @@ class CudaModel {
   // SGD on params() from grads() (velocity kept here).
   void update(const Sgd& sgd);
 
-  // --cuda-graph: forward + loss + backward + update of `count` rows read from b (the
-  // whole batch), captured once per input address b.x after one eager pass (so kernels
-  // are loaded and cuBLAS has set up before capture) and replayed; the step's loss sum
-  // lands in a scratch slot, then *loss_sum (a small copy after the replay).
-  void graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* loss_sum);
+  // Whether fused_step() applies: one linear layer, regression, and D x O within
+  // tb::cuda::linear_mse_step_applies (O <= 16, D <= 2048, O x D <= 8192). As CpuModel's.
+  bool has_fused_step() const;
+  // forward + loss (into *sum, loss()'s units) + backward of `count` rows of b in one
+  // pass over X (kernels/cuda/linear_step.h): the same gradients in grads(), output()
+  // and delta() not written. A training step only (not for a cuda-dp replica).
+  void fused_step(const DeviceBatch& b, int64_t count, int64_t global_rows, double* sum);
+
+  // --cuda-graph: forward + loss + backward (or fused_step) + update of `count` rows read
+  // from b (the whole batch), captured once per input address b.x and replayed. Before the
+  // first capture every kernel the graph uses is loaded (tb::cuda::preload_graph_kernels:
+  // lazy loading must not load one inside a capture), and before each one eager step lets
+  // cuBLAS set up for these shapes. The step's loss sum is written by the graph itself
+  // into step_losses[*next_step], and *next_step advanced (both device memory; every graph
+  // of this model must be given the same two pointers): no copy follows a replay.
+  void graphed_step(const DeviceBatch& b, int64_t count, const Sgd& sgd, double* step_losses,
+                    unsigned long long* next_step);
 
   // Evaluation: the summed loss (loss()'s units) and argmax hits over the rows of every
   // range, read in place from `data` (the rows held on the device from index 0), in
@@ -97,6 +109,7 @@ class CudaModel {
 
  private:
   void acquire(bool tf32);
+  void eager_step(const DeviceBatch& b, int64_t count, double* sum);
   void release() noexcept;
 
   ModelSpec model_;
@@ -109,9 +122,14 @@ class CudaModel {
   float *params_ = nullptr, *grads_ = nullptr, *velocity_ = nullptr;
   std::vector<float*> acts_;  // [l] rows x layers[l], l = 1..L ([0]: the input, read in place)
   float *delta_ = nullptr, *delta_prev_ = nullptr;
+  double* colsum_ws_ = nullptr;  // column_sum's row-slice partials (bias gradients)
+  int64_t colsum_ws_elems_ = 0;
+  void* step_ws_ = nullptr;  // fused_step's per-block partials (has_fused_step only)
+  int64_t step_ws_bytes_ = 0;
   double* sums_ = nullptr;  // [0] an evaluation's loss sum, [1] a graphed step's scratch loss
   unsigned long long* hits_ = nullptr;
   std::map<const float*, cudaGraphExec_t> graphs_;  // --cuda-graph: by input rows
+  bool graph_kernels_loaded_ = false;               // preload_graph_kernels() done on this device
 };
 
 }  // namespace tb

@@ -7,8 +7,11 @@
 
 namespace tb {
 
-double upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, cudaStream_t stream,
-                      cudaEvent_t start, cudaEvent_t end) {
+UploadFigures upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, cudaStream_t stream,
+                             cudaEvent_t start, cudaEvent_t end) {
+  UploadFigures f;
+  const size_t target_bytes = labels != nullptr ? data.labels.size() * sizeof(int32_t) : data.y.size() * sizeof(float);
+  f.bytes = static_cast<int64_t>(data.x.size() * sizeof(float) + target_bytes);
   TB_CUDA_CHECK(cudaEventRecord(start, stream));
   TB_CUDA_CHECK(cudaMemcpyAsync(x, data.x.data(), data.x.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
   if (labels != nullptr) {
@@ -21,7 +24,8 @@ double upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, 
   TB_CUDA_CHECK(cudaEventSynchronize(end));
   float ms = 0;
   TB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
-  return ms * 1e-3;
+  f.seconds = ms * 1e-3;
+  return f;
 }
 
 void gather_batch(const DeviceBatch& src, const int64_t* order, int64_t count, int64_t d, int64_t o, float* x,

@@ -8,13 +8,15 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "harness/backend.h"
 
 namespace tb {
 
 // Copies the dataset into device arrays x (N x D) and y (N x O, regression) or
-// labels (N, classification) on `stream`, bracketed by the two events; waits for
-// it and returns the seconds the copies took on the GPU (a repetition's transfer).
-double upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, cudaStream_t stream,
+// labels (N, classification) on `stream`, bracketed by the two events; waits for it
+// and returns the seconds the copies took on the GPU and the bytes copied (called by
+// Trainer::prepare_repetition, before the runner's stopwatch starts).
+UploadFigures upload_dataset(const Dataset& data, float* x, float* y, int32_t* labels, cudaStream_t stream,
                       cudaEvent_t start, cudaEvent_t end);
 
 // Where a batch's rows are on the device: inputs (B x D), and targets (B x O,

@@ -39,9 +39,10 @@ class GradReducer {
   // buckets layer_ready() did not start go now (--no-overlap, or a step that ran no
   // backward); MPI returns once they are done, NCCL makes the compute stream wait.
   virtual void finish(int64_t step) = 0;
-  // The epoch's reduction time (busbw's t), read after its last finish(): NCCL, per step
-  // from its first bucket's start to its last's end on the reducer's stream (after the
-  // epoch's synchronisation); MPI, host time inside the all-reduce calls and progress polls.
+  // The epoch's reduction time (busbw's t), read after its last finish(): NCCL, the sum of
+  // each bucket's all-reduce interval between events recorded right before and after it
+  // on the reducer's stream (read after the epoch's synchronisation, by the trainer's
+  // take_phase_times()); MPI, host time inside the all-reduce calls and progress polls.
   virtual double epoch_busy_seconds() = 0;
   // Host seconds layer_ready() spent driving communication since the last call, to be
   // counted as exposed communication (comm_s) rather than backward: MPI progresses a

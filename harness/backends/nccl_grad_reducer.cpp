@@ -4,14 +4,19 @@
 //
 // Each bucket is enqueued as soon as backward has produced it on the model's compute
 // stream (given at bind; --no-overlap: all in finish()); the compute stream waits for
-// the last one before the update. Bootstrap: rank 0's ncclUniqueId shared over MPI.
+// the last one before the update. Busy time (busbw's t): each bucket's all-reduce is
+// bracketed by its own pair of timing events on the NCCL stream, right before and after
+// the ncclAllReduce, and the intervals are summed — not first bucket's start to last
+// bucket's end, which would count the backward compute between buckets. The pairs are
+// a fixed pool for the steps phase_sample.h picks (every step of an epoch of up to
+// kMaxTimedSteps steps), read after the epoch, outside the timed region.
+// Bootstrap: rank 0's ncclUniqueId shared over MPI.
 // Faults: a non-blocking communicator and a watchdog thread that polls NCCL's async
 // error and the steps' completion; past --comm-timeout it aborts the communicator and
 // ends the process, and mpirun ends the rest of the job.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "harness/backends/grad_reducer.h"
+#include "harness/backends/phase_sample.h"
 #include "harness/comm/nccl_bootstrap.h"
 #include "harness/ddp_plan.h"
 #include "kernels/cuda/check.h"
@@ -91,10 +97,9 @@ class NcclGradReducer final : public GradReducer {
     stop_ = true;
     if (watchdog_.joinable()) watchdog_.join();
     cudaSetDevice(device_);
-    for (auto& e : events_) {
-      for (cudaEvent_t ev : e) {
-        if (ev) TB_CUDA_WARN(cudaEventDestroy(ev));
-      }
+    for (cudaEvent_t ev : step_done_) TB_CUDA_WARN(cudaEventDestroy(ev));
+    for (cudaEvent_t ev : bucket_marks_) {
+      if (ev) TB_CUDA_WARN(cudaEventDestroy(ev));
     }
     for (cudaEvent_t ev : ready_) TB_CUDA_WARN(cudaEventDestroy(ev));
     if (done_) TB_CUDA_WARN(cudaEventDestroy(done_));
@@ -120,17 +125,21 @@ class NcclGradReducer final : public GradReducer {
       ready_.push_back(e);
     }
     TB_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    // [slot][bucket][start, end]: a fixed pool, whatever the epoch's length.
+    bucket_marks_.assign(static_cast<size_t>(kMaxTimedSteps) * buckets_.size() * 2, nullptr);
+    for (cudaEvent_t& e : bucket_marks_) TB_CUDA_CHECK(cudaEventCreate(&e));
   }
 
   void begin_epoch(int64_t steps) override {
-    std::lock_guard<std::mutex> lock(mutex_);  // the watchdog reads events_
-    // Timing events: [step][0] first bucket starts, [step][1] last bucket ends.
-    while (static_cast<int64_t>(events_.size()) < steps) {
-      std::array<cudaEvent_t, 2> e{};
-      for (cudaEvent_t& ev : e) TB_CUDA_CHECK(cudaEventCreate(&ev));
-      events_.push_back(e);
+    std::lock_guard<std::mutex> lock(mutex_);  // the watchdog reads step_done_
+    // The watchdog's progress events, one per step: its last bucket has ended (no timing).
+    while (static_cast<int64_t>(step_done_.size()) < steps) {
+      cudaEvent_t ev = nullptr;
+      TB_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+      step_done_.push_back(ev);
     }
     steps_ = steps;
+    sample_ = PhaseSample(steps);
     next_.assign(static_cast<size_t>(steps), 0);
     watched_ = 0;
     issued_ = -1;
@@ -146,19 +155,25 @@ class NcclGradReducer final : public GradReducer {
   void finish(int64_t step) override {
     size_t& next = next_[static_cast<size_t>(step)];
     while (next < buckets_.size()) issue(step, next++);  // --no-overlap: everything now
-    TB_CUDA_CHECK(cudaEventRecord(events_[static_cast<size_t>(step)][1], stream_));
+    TB_CUDA_CHECK(cudaEventRecord(step_done_[static_cast<size_t>(step)], stream_));
     TB_CUDA_CHECK(cudaEventRecord(done_, stream_));
     TB_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0));
     std::lock_guard<std::mutex> lock(mutex_);
     issued_ = step;  // the watchdog now expects this step's reductions to finish
   }
 
+  // The sum over the timed steps of each bucket's all-reduce interval, each step's sum
+  // times the steps it stands for (after the epoch's synchronisation).
   double epoch_busy_seconds() override {
     double s = 0;
-    for (int64_t i = 0; i < steps_; ++i) {
-      float ms = 0;
-      TB_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[static_cast<size_t>(i)][0], events_[static_cast<size_t>(i)][1]));
-      s += ms * 1e-3;
+    for (int64_t j = 0; j < sample_.timed(); ++j) {
+      double step_ms = 0;
+      for (size_t k = 0; k < buckets_.size(); ++k) {
+        float ms = 0;
+        TB_CUDA_CHECK(cudaEventElapsedTime(&ms, bucket_mark(j, k, 0), bucket_mark(j, k, 1)));
+        step_ms += ms;
+      }
+      s += step_ms * 1e-3 * sample_.weight(j);
     }
     return s;
   }
@@ -171,9 +186,14 @@ class NcclGradReducer final : public GradReducer {
     const Bucket& b = buckets_[k];
     TB_CUDA_CHECK(cudaEventRecord(ready_[k], compute_));
     TB_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_[k], 0));
-    if (k == 0) TB_CUDA_CHECK(cudaEventRecord(events_[static_cast<size_t>(step)][0], stream_));
+    const int64_t slot = sample_.slot(step);
+    if (slot >= 0) TB_CUDA_CHECK(cudaEventRecord(bucket_mark(slot, k, 0), stream_));
     float* p = grads_ + b.offset;
     TB_NCCL_CHECK_SETTLED(ncclAllReduce(p, p, static_cast<size_t>(b.count), ncclFloat, ncclSum, comm_, stream_));
+    if (slot >= 0) TB_CUDA_CHECK(cudaEventRecord(bucket_mark(slot, k, 1), stream_));
+  }
+  cudaEvent_t bucket_mark(int64_t slot, size_t bucket, int end) const {
+    return bucket_marks_[(static_cast<size_t>(slot) * buckets_.size() + bucket) * 2 + static_cast<size_t>(end)];
   }
 
   // Every 100 ms: an asynchronous NCCL error, or no step's reductions completing for
@@ -192,7 +212,7 @@ class NcclGradReducer final : public GradReducer {
       }
       std::lock_guard<std::mutex> lock(mutex_);
       while (watched_ <= issued_ &&
-             cudaEventQuery(events_[static_cast<size_t>(watched_)][1]) == cudaSuccess) {
+             cudaEventQuery(step_done_[static_cast<size_t>(watched_)]) == cudaSuccess) {
         ++watched_;
         since_ = now_s();
       }
@@ -222,10 +242,12 @@ class NcclGradReducer final : public GradReducer {
   std::vector<Bucket> buckets_;
   std::vector<cudaEvent_t> ready_;
   cudaEvent_t done_ = nullptr;
-  std::vector<std::array<cudaEvent_t, 2>> events_;
+  std::vector<cudaEvent_t> step_done_;     // [step]: its last bucket has ended (the watchdog's)
+  std::vector<cudaEvent_t> bucket_marks_;  // [slot][bucket][start, end], kMaxTimedSteps slots
+  PhaseSample sample_;                     // the epoch's timed steps
   std::vector<size_t> next_;
   int64_t steps_ = 0, bytes_ = 0;
-  std::mutex mutex_;                  // guards events_, watched_, issued_, since_
+  std::mutex mutex_;                  // guards step_done_, watched_, issued_, since_
   int64_t watched_ = 0, issued_ = -1;  // oldest step not seen complete; newest step queued
   double since_ = 0;                   // when watched_ last advanced
   std::atomic<bool> stop_{false};

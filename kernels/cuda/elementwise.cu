@@ -2,10 +2,11 @@
 // names, argument order, stream last). B rows, N columns, K classes. Per-element
 // math is tb:: in kernels/scalar_math.h, the templates the CPU twins call; results
 // may differ from the host's in the last bit where one compiler contracts a * b + c
-// into an FMA and the other does not, and in expf/logf (device vs glibc).
+// into an FMA and the other does not, in expf/logf (device vs glibc), and where a
+// warp sums in another order (softmax's sum of exponentials).
 // Three layers per op: static __global__ *_kernel (elementwise_kernels.cuh, where
 // tests/cuda_emu runs them on the CPU) -> static launch_* (grid via grid_for, capped;
-// grid-stride loops; 64-bit indices) -> public op (validates).
+// grid-stride loops; 64-bit indices, no 64-bit division per element) -> public op (validates).
 // No allocation, no host synchronisation: every op is stream-ordered and capturable.
 #include "kernels/cuda/elementwise.h"
 
@@ -37,9 +38,24 @@ static void launch_relu_backward(float* grad, const float* a, int64_t n, cudaStr
   TB_CUDA_CHECK_LAUNCH();
 }
 
-static void launch_column_sum(const float* g, int64_t rows, int64_t cols, float* db, cudaStream_t stream) {
-  const dim3 block(kColTile, kColLanes);
-  column_sum_kernel<<<grid_for(cols, kColTile, kMaxColBlocks), block, 0, stream>>>(g, rows, cols, db);
+// One slice: db directly. S slices: double partials (S x N) into the workspace, then
+// the same kernel over those S rows in one slice.
+static void launch_column_sum(const float* g, int64_t rows, int64_t cols, float* db, double* workspace,
+                              cudaStream_t stream) {
+  const int tile = column_tile(cols);
+  const dim3 block(static_cast<unsigned>(tile), static_cast<unsigned>(kColThreads / tile));
+  const int64_t slices = column_slices(rows, cols);
+  if (slices == 1) {
+    column_sum_kernel<float, float><<<dim3(column_tiles(cols), 1), block, 0, stream>>>(g, rows, cols, rows, db);
+    TB_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  const int64_t slice_rows = ceil_div(rows, slices);
+  column_sum_kernel<float, double><<<dim3(column_tiles(cols), static_cast<unsigned>(slices)), block, 0, stream>>>(
+      g, rows, cols, slice_rows, workspace);
+  TB_CUDA_CHECK_LAUNCH();
+  column_sum_kernel<double, float><<<dim3(column_tiles(cols), 1), block, 0, stream>>>(workspace, slices, cols, slices,
+                                                                                      db);
   TB_CUDA_CHECK_LAUNCH();
 }
 
@@ -52,7 +68,7 @@ static void launch_mse_loss_grad(const float* y, const float* t, int64_t n, floa
 
 static void launch_softmax_xent(const float* z, const int32_t* labels, int64_t rows, int k, float inv_rows, float* dz,
                                 double* loss_sum, unsigned long long* correct, cudaStream_t stream) {
-  softmax_xent_kernel<<<grid_for(rows, kXentThreads, kMaxBlocks), kXentThreads, 0, stream>>>(
+  softmax_xent_kernel<<<grid_for(rows, kXentRowsPerBlock, kMaxBlocks), kXentThreads, 0, stream>>>(
       z, labels, rows, k, inv_rows, dz, loss_sum, correct);
   TB_CUDA_CHECK_LAUNCH();
 }
@@ -120,12 +136,23 @@ void relu_backward(float* grad, const float* a, int64_t rows, int64_t cols, cuda
   launch_relu_backward(grad, a, n, stream);
 }
 
-void column_sum(const float* g, int64_t rows, int64_t cols, float* db, cudaStream_t stream) {
+int64_t column_sum_workspace_elems(int64_t rows, int64_t cols) {
+  checked_elems("column_sum_workspace_elems", "rows", rows, "cols", cols);
+  return column_sum_workspace(rows, cols);
+}
+
+void column_sum(const float* g, int64_t rows, int64_t cols, float* db, double* workspace, int64_t workspace_elems,
+                cudaStream_t stream) {
   const int64_t n = checked_elems("column_sum", "rows", rows, "cols", cols);
   if (cols == 0) return;
   check_ptr("column_sum", "db", db);
   if (n != 0) check_ptr("column_sum", "g", g);
-  launch_column_sum(g, rows, cols, db, stream);  // rows == 0: db = 0, as the CPU twin
+  const int64_t need = column_sum_workspace(rows, cols);
+  if (workspace_elems < need)
+    fail("column_sum", "workspace of " + std::to_string(workspace_elems) + " doubles, " + std::to_string(rows) + " x " +
+                           std::to_string(cols) + " needs " + std::to_string(need));
+  if (need > 0) check_ptr("column_sum", "workspace", workspace);
+  launch_column_sum(g, rows, cols, db, workspace, stream);  // rows == 0: db = 0, as the CPU twin
 }
 
 void mse_loss_grad(const float* y, const float* t, int64_t rows, int64_t cols, float inv_count, float* grad,
@@ -175,6 +202,25 @@ void gather_labels(const int32_t* src, const int64_t* rows, int64_t count, int32
   check_ptr("gather_labels", "rows", rows);
   check_ptr("gather_labels", "dst", dst);
   launch_gather_labels(src, rows, count, dst, stream);
+}
+
+// ---- loading before a graph capture (step_loss.h preload_graph_kernels) -------------------
+// Every kernel of this file, each template instance included: a kernel added above must
+// be added here too (the trace tests fail when a capture launches an unloaded kernel).
+void preload_elementwise_kernels() {
+  cudaFuncAttributes a{};
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, bias_act_forward_kernel<true>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, bias_act_forward_kernel<false>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, relu_backward_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, column_sum_kernel<float, float>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, column_sum_kernel<float, double>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, column_sum_kernel<double, float>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, mse_loss_grad_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, softmax_xent_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, sgd_update_kernel<true>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, sgd_update_kernel<false>));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, gather_rows_kernel));
+  TB_CUDA_CHECK(cudaFuncGetAttributes(&a, gather_labels_kernel));
 }
 
 }  // namespace tb::cuda

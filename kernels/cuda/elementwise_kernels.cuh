@@ -19,14 +19,43 @@ namespace tb::cuda {
 static constexpr int kThreads = 256;               // elementwise and loss blocks
 static constexpr int64_t kMaxBlocks = 8192;        // grid cap (<< 2^31 - 1): loops stride over the rest
 static constexpr int64_t kMaxReduceBlocks = 1024;  // loss kernels: one atomicAdd per block
-// softmax: one thread per row (the row loops are tb::softmax_xent_row's); small
-// blocks spread a batch of a few thousand rows over more SMs.
-static constexpr int kXentThreads = 64;
-// column_sum: a block owns kColTile adjacent columns; kColLanes threads per column
-// each sum every kColLanes-th row, then one thread adds the lanes in lane order.
-static constexpr int kColTile = 32;
-static constexpr int kColLanes = 16;
-static constexpr int64_t kMaxColBlocks = 4096;
+// softmax: one warp per row, its lanes striding over the K classes (coalesced);
+// 8 rows per block.
+static constexpr int kXentThreads = 256;
+static constexpr int kXentRowsPerBlock = kXentThreads / 32;
+// column_sum: a block of kColThreads threads is a tile of column_tile(N) adjacent
+// columns x kColThreads / tile lanes; grid (column tiles, row slices). Lane y of a
+// slice sums rows y, y + lanes, ... of the slice; the lanes are added in a fixed tree.
+// With one slice the block writes db; with S > 1 it writes double partials (S x N) and
+// a second launch of the same kernel sums them over the slices. The slice count depends
+// only on B and N, so the result is deterministic.
+static constexpr int kColThreads = 256;
+static constexpr int64_t kMaxColBlocks = 4096;      // column tiles in the grid (x); loops over the rest
+static constexpr int64_t kMaxColSlices = 512;       // row slices (grid y)
+static constexpr int64_t kColTargetBlocks = 1024;   // tiles x slices worth having (~8 per SM)
+static constexpr int64_t kColMinPerLane = 16;       // rows each lane of a slice sums at least
+
+// Columns per column_sum block: N rounded up to a power of two, at most 32 (a warp
+// then reads whole rows when N < 32, 32 adjacent floats of a row otherwise).
+static inline int column_tile(int64_t cols) {
+  int tile = 1;
+  while (tile < cols && tile < 32) tile *= 2;
+  return tile;
+}
+static inline unsigned column_tiles(int64_t cols) { return grid_for(cols, column_tile(cols), kMaxColBlocks); }
+// Row slices: enough blocks to fill the GPU (kColTargetBlocks), none whose lanes sum
+// fewer than kColMinPerLane rows, at most kMaxColSlices.
+static inline int64_t column_slices(int64_t rows, int64_t cols) {
+  const int64_t lanes = kColThreads / column_tile(cols);
+  const int64_t by_rows = rows / (lanes * kColMinPerLane);
+  const int64_t by_blocks = ceil_div(kColTargetBlocks, column_tiles(cols));
+  return std::max<int64_t>(1, std::min({by_rows, by_blocks, kMaxColSlices}));
+}
+// Doubles of workspace column_sum needs (0 when one slice writes db directly).
+static inline int64_t column_sum_workspace(int64_t rows, int64_t cols) {
+  const int64_t s = cols > 0 ? column_slices(rows, cols) : 1;
+  return s > 1 ? s * cols : 0;
+}
 
 // Sum of v over the block (blockDim.x == kBlock, a multiple of 32); valid in thread 0.
 // Fixed shuffle tree, then the warp partials in warp order. Every thread of the block
@@ -47,17 +76,25 @@ static __device__ T block_sum(T v) {
 }
 
 // ---- kernels ---------------------------------------------------------------------------
-// z (B x N) += bias (N); then relu. n = B * N elements, column = index % N.
+// z (B x N) += bias (N); then relu. n = B * N elements. The column of element i is
+// i % N, kept by a carry instead of a 64-bit division per element: the grid stride
+// advances it by stride % N.
 template <bool kRelu>
 static __global__ void __launch_bounds__(kThreads)
     bias_act_forward_kernel(float* z, const float* bias, int64_t n, int64_t cols) {
-  for (int64_t i = thread_index(); i < n; i += thread_count()) {
-    const float b = bias[i % cols];
+  int64_t i = thread_index();
+  if (i >= n) return;
+  const int64_t stride = thread_count(), step = stride % cols;
+  int64_t c = i % cols;
+  for (; i < n; i += stride) {
+    const float b = bias[c];
     if constexpr (kRelu) {
       z[i] = tb::relu(z[i] + b);
     } else {
       z[i] += b;
     }
+    c += step;
+    if (c >= cols) c -= cols;
   }
 }
 
@@ -66,29 +103,38 @@ static __global__ void __launch_bounds__(kThreads) relu_backward_kernel(float* g
   for (int64_t i = thread_index(); i < n; i += thread_count()) grad[i] = tb::relu_backward(grad[i], a[i]);
 }
 
-// db (N) = column sums of g (B x N) in double, rounded once to float. Block (kColTile,
-// kColLanes): thread (x, y) sums rows y, y + kColLanes, ... of column c0 + x (a warp
-// reads kColTile adjacent floats of one row); thread (x, 0) then adds the lanes in
-// order 0..kColLanes-1. The order depends only on B, so the result is deterministic.
-// rows == 0 writes zeros.
-static __global__ void __launch_bounds__(kColTile* kColLanes)
-    column_sum_kernel(const float* g, int64_t rows, int64_t cols, float* db) {
-  __shared__ double part[kColLanes][kColTile];
-  const int tx = threadIdx.x, ty = threadIdx.y;
+// Column sums of g (rows x N) over row slice blockIdx.y (rows [y R, y R + R), R =
+// slice_rows) into out[blockIdx.y] (N): pass 1 reads the float gradient, pass 2 the
+// double partials. Block (tile, lanes) = (column_tile(N), kColThreads / tile): thread
+// (x, y) adds rows y, y + lanes, ... of column c0 + x in double; then a fixed tree over
+// y, rounded once to Out. The order depends only on the sizes: deterministic. No rows
+// writes zeros.
+template <class In, class Out>
+static __global__ void __launch_bounds__(kColThreads)
+    column_sum_kernel(const In* g, int64_t rows, int64_t cols, int64_t slice_rows, Out* out) {
+  __shared__ double part[kColThreads];
+  const int tile = static_cast<int>(blockDim.x), lanes = static_cast<int>(blockDim.y);
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y), me = ty * tile + tx;
+  const int64_t r_begin = int64_t(blockIdx.y) * slice_rows;
+  const int64_t r_end = r_begin + slice_rows < rows ? r_begin + slice_rows : rows;
+  Out* out_row = out + int64_t(blockIdx.y) * cols;
   // c0 depends on blockIdx only: every thread of the block runs the same iterations,
   // so the barriers below are reached uniformly.
-  for (int64_t c0 = int64_t(blockIdx.x) * kColTile; c0 < cols; c0 += int64_t(gridDim.x) * kColTile) {
+  for (int64_t c0 = int64_t(blockIdx.x) * tile; c0 < cols; c0 += int64_t(gridDim.x) * tile) {
     const int64_t c = c0 + tx;
     double acc = 0.0;
-    if (c < cols)
-      for (int64_t r = ty; r < rows; r += kColLanes) acc += static_cast<double>(g[r * cols + c]);
-    part[ty][tx] = acc;
-    __syncthreads();
-    if (ty == 0 && c < cols) {
-      double sum = 0.0;
-      for (int y = 0; y < kColLanes; ++y) sum += part[y][tx];
-      db[c] = static_cast<float>(sum);
+    if (c < cols) {
+      const In* p = g + (r_begin + ty) * cols + c;
+      const int64_t step = int64_t(lanes) * cols;
+      for (int64_t r = r_begin + ty; r < r_end; r += lanes, p += step) acc += static_cast<double>(*p);
     }
+    part[me] = acc;
+    __syncthreads();
+    for (int half = lanes / 2; half > 0; half /= 2) {  // lanes is a power of two
+      if (ty < half) part[me] += part[me + half * tile];
+      __syncthreads();
+    }
+    if (ty == 0 && c < cols) out_row[c] = static_cast<Out>(part[tx]);
     __syncthreads();  // part is rewritten by the next iteration
   }
 }
@@ -107,28 +153,65 @@ static __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) atomicAdd(loss_sum, sum);
 }
 
-// One thread per row r of z (B x K): tb::softmax_xent_row writes dz's row (unless
-// dz == nullptr) and returns -log p[label]. A label outside [0, K) cannot be thrown
-// from here: that row contributes NaN to the loss (and to dz), never reads outside z.
+// Sum (max) over the 32 lanes of a warp, in every lane (fixed butterfly).
+template <class T>
+static __device__ __forceinline__ T warp_allsum(T v) {
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
+// One warp per row r of z (B x K), 8 rows per block, grid-stride over the rows: the
+// lanes stride over the K logits (coalesced), find the max and its first index and the
+// sum of exp(z - max) with butterfly shuffles, then write dz's row (unless dz ==
+// nullptr) with tb::softmax_xent_grad; lane 0 keeps the row's tb::softmax_xent_loss and
+// argmax hit. A label outside [0, K) cannot be thrown from here: that row contributes
+// NaN to the loss (and to dz), never reads outside z. Per block: one atomicAdd each.
 static __global__ void __launch_bounds__(kXentThreads)
     softmax_xent_kernel(const float* z, const int32_t* labels, int64_t rows, int k, float inv_rows, float* dz,
                         double* loss_sum, unsigned long long* correct) {
-  const float nan = __int_as_float(0x7fc00000);
+  const float nan = __int_as_float(0x7fc00000), neg_inf = __int_as_float(static_cast<int>(0xff800000u));
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
   double loss = 0.0;
   unsigned long long hits = 0;
-  for (int64_t r = thread_index(); r < rows; r += thread_count()) {
+  // r is the same for every lane of a warp: the shuffles below see whole warps.
+  for (int64_t r = int64_t(blockIdx.x) * kXentRowsPerBlock + warp; r < rows;
+       r += int64_t(gridDim.x) * kXentRowsPerBlock) {
     const int label = labels[r];
+    const float* zr = z + r * k;
     float* dz_row = dz != nullptr ? dz + r * k : nullptr;
     if (label < 0 || label >= k) {
-      loss += static_cast<double>(nan);
+      if (lane == 0) loss += static_cast<double>(nan);
       if (dz_row != nullptr)
-        for (int j = 0; j < k; ++j) dz_row[j] = nan;
+        for (int j = lane; j < k; j += 32) dz_row[j] = nan;
       continue;
     }
-    int argmax = 0;
-    const float row_loss = tb::softmax_xent_row(z + r * k, k, label, inv_rows, dz_row, &argmax);
-    loss += static_cast<double>(row_loss);
-    hits += argmax == label ? 1u : 0u;
+    // The max and its first index (tb::softmax_xent_row keeps the first of equal maxima).
+    float zmax = neg_inf;
+    int best = k;
+    for (int j = lane; j < k; j += 32) {
+      const float v = zr[j];
+      if (best == k || v > zmax) {  // j rises: a lane keeps its first maximum
+        zmax = v;
+        best = j;
+      }
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+      const float m = __shfl_xor_sync(0xffffffffu, zmax, off);
+      const int b = __shfl_xor_sync(0xffffffffu, best, off);
+      if (m > zmax || (m == zmax && b < best)) {
+        zmax = m;
+        best = b;
+      }
+    }
+    float sum = 0.0f;
+    for (int j = lane; j < k; j += 32) sum += std::exp(zr[j] - zmax);
+    const float log_sum = std::log(warp_allsum(sum));
+    if (dz_row != nullptr)
+      for (int j = lane; j < k; j += 32) dz_row[j] = tb::softmax_xent_grad(zr[j], zmax, log_sum, j == label, inv_rows);
+    if (lane == 0) {
+      loss += static_cast<double>(tb::softmax_xent_loss(zr[label], zmax, log_sum));
+      hits += best == label ? 1u : 0u;
+    }
   }
   loss = block_sum<kXentThreads>(loss);
   hits = block_sum<kXentThreads>(hits);
@@ -152,13 +235,24 @@ static __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// dst (count x width) = src rows `rows[i]`; element e = (i, j) with i = e / width.
+// dst (count x width) = src rows `rows[i]`; element e = (i, j), i = e / width, kept
+// by a carry (the grid stride advances it by stride / width rows and stride % width
+// columns) instead of a 64-bit division per element.
 static __global__ void __launch_bounds__(kThreads)
     gather_rows_kernel(const float* src, const int64_t* rows, int64_t count, int64_t width, float* dst) {
   const int64_t n = count * width;
-  for (int64_t e = thread_index(); e < n; e += thread_count()) {
-    const int64_t i = e / width, j = e - i * width;
+  int64_t e = thread_index();
+  if (e >= n) return;
+  const int64_t stride = thread_count(), di = stride / width, dj = stride - di * width;
+  int64_t i = e / width, j = e - i * width;
+  for (; e < n; e += stride) {
     dst[e] = src[rows[i] * width + j];
+    i += di;
+    j += dj;
+    if (j >= width) {
+      j -= width;
+      ++i;
+    }
   }
 }
 

@@ -45,10 +45,12 @@ def write_sweep(folder, rows):
         w.writerows(rows)
 
 
-def bench_entry(name, seconds, bytes_per_second=None):
+def bench_entry(name, seconds, bytes_per_second=None, key="B/s"):
+    """One Google Benchmark JSON entry; its byte rate under the counter B/s
+    (bench/micro/bench_rates.h), or bytes_per_second as older JSON has it."""
     e = {"name": name + "/manual_time", "run_type": "iteration", "real_time": seconds * 1e6, "time_unit": "us"}
     if bytes_per_second is not None:
-        e["bytes_per_second"] = bytes_per_second
+        e[key] = bytes_per_second
     return e
 
 
@@ -81,6 +83,8 @@ def test_targets_are_computed_from_rows_and_micro_benchmarks(tmp_path):
     # = 1.3e12 B/s = 65%.
     benches += [bench_entry("BM_memcpy_cuda/d2d/1048576", 1e-5, 1.0e12),
                 bench_entry("BM_memcpy_cuda/d2d/268435456", 1e-3, 2.0e12)]
+    # A rate under the old key is still read (JSON written before the B/s counter).
+    benches += [bench_entry("BM_memcpy_cuda/d2d/4096", 1e-6, 0.5e12, key="bytes_per_second")]
     rows = [row("mlp-1024x4096x4096x4096x1000-64k", "cuda", BIG, 65536, 1024, 3, 192 * 12.1e-3, 1, status="ok"),
             row("mlp-1024x4096x4096x4096x1000-64k", "cuda", BIG, 65536, 1024, 3, 192 * 12.3e-3, 1),
             row("mlp-1024x4096x4096x4096x1000-64k", "cuda", BIG, 65536, 1024, 3, 192 * 11.9e-3, 1),
@@ -156,3 +160,18 @@ def test_bad_input_exits_2(tmp_path):
         (tmp_path / "allreduce_nccl.csv").write_text(bad)
         r = run(tmp_path)
         assert r.returncode == 2 and "allreduce_nccl.csv: unreadable" in r.stderr, (bad, r.stderr)
+
+
+def test_linear_bandwidth_is_credited_only_where_the_fused_step_runs(tmp_path):
+    # (D + O) x 4 B per sample is what the fused step reads; 1024 -> 16 (O x D = 16384)
+    # takes the two-GEMM path, which reads X twice: no verdict rather than a wrong one.
+    benches = [bench_entry("BM_memcpy_cuda/d2d/268435456", 1e-3, 2.0e12)]
+    write(tmp_path, [row("linear-64x1-16M-b1M-graph", "cuda", "1024,16", 16777216, 1048576, 3, 1, 1e9)], benches)
+    r = run(tmp_path)
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.splitlines()[3]
+    assert "1024x16 does not take the fused linear step" in line and line.endswith("| – |"), line
+    # 2048 -> 4 (O x D = 8192) does: 1e8 samples/s x 2052 x 4 B = 820.8 GB/s = 41% of 2 TB/s.
+    write(tmp_path, [row("linear-64x1-16M-b1M-graph", "cuda", "2048,4", 16777216, 1048576, 3, 1, 1e8)], benches)
+    r = run(tmp_path)
+    assert "data 820.8 GB/s / copy 2000.0 GB/s = 41% (target >= 60%) | NO |" in r.stdout.splitlines()[3], r.stdout

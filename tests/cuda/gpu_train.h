@@ -20,6 +20,7 @@ struct Trained {
   std::vector<float> params;
   EvalResult eval;
   PhaseTimes phases;
+  std::vector<double> epoch_losses;  // each epoch's mean step loss (EpochResult)
 };
 
 inline Trained train(const std::string& backend, const Dataset& data, const RunConfig& opt, int epochs,
@@ -28,12 +29,14 @@ inline Trained train(const std::string& backend, const Dataset& data, const RunC
   t->set_params(init_params(opt.model, 3));
   t->take_phase_times();
   std::vector<int64_t> order;
+  Trained out;
   for (int e = 0; e < epochs; ++e) {
     epoch_order(2, e, data.n, shuffle, &order);
     const EpochPlan plan{&order, opt.batch, (data.n + opt.batch - 1) / opt.batch, data.n};
-    EXPECT_EQ(t->train_epoch(plan, nullptr).nonfinite_step, -1) << backend;
+    const EpochResult r = t->train_epoch(plan, nullptr);
+    EXPECT_EQ(r.nonfinite_step, -1) << backend;
+    out.epoch_losses.push_back(r.mean_loss);
   }
-  Trained out;
   out.phases = t->take_phase_times();
   out.params = t->params();
   out.eval = t->evaluate();

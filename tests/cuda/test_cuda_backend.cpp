@@ -1,6 +1,7 @@
 // tests/cuda/test_cuda_backend.cpp — the `cuda` backend against the float64
 // reference on a real GPU: both models, device and host data placement, shuffled
 // and not, momentum, a short last batch, CUDA graphs (same parameters as without),
+// linear regression through the fused one-pass step and through the GEMM path,
 // TF32 (looser), memory and phases reported, an impossible size as a clean failure (also
 // in a suite, which goes on). Skipped, with the reason,
 // where no CUDA device is usable.
@@ -82,6 +83,32 @@ TEST_F(CudaBackend, MatchesReferenceForBothPlacementsShuffledOrNot) {
   }
 }
 
+// Linear regression: within the fused step's range (one output, three, 64 -> 16) the
+// cuda backend takes the one-pass step (kernels/cuda/linear_step.h); 64 -> 17 keeps the
+// GEMM path. Every case against reference at the usual tolerance, device and host
+// placement, shuffled, 1003 rows in batches of 64 (a short last batch, momentum), and
+// with --cuda-graph (the graph captures the same kernels: bitwise the eager result).
+TEST_F(CudaBackend, LinearRegressionMatchesReferenceFusedOrNot) {
+  for (const std::vector<int64_t>& layers :
+       {std::vector<int64_t>{24, 1}, {37, 3}, {64, 16}, {64, 17}}) {
+    const Dataset data = make_data(Task::kRegression, 1003, layers[0], layers[1]);
+    RunConfig opt = options(layers, Task::kRegression, 64);
+    const Trained ref = train("reference", data, opt, 3, true);
+    for (bool on_device : {true, false}) {
+      opt.data_placement = on_device ? "device" : "host";
+      opt.cuda_graph = false;
+      const Trained gpu = train("cuda", data, opt, 3, true);
+      const std::string at = std::to_string(layers[0]) + "->" + std::to_string(layers[1]) + " device " +
+                             std::to_string(on_device);
+      EXPECT_LT(max_rel(gpu.params, ref.params), 2e-4) << at;
+      EXPECT_NEAR(gpu.eval.loss, ref.eval.loss, 1e-4 * std::max(1.0, ref.eval.loss)) << at;
+      opt.cuda_graph = true;
+      const Trained graphed = train("cuda", data, opt, 3, true);
+      EXPECT_EQ(graphed.params, gpu.params) << at << " graphed";
+    }
+  }
+}
+
 TEST_F(CudaBackend, CudaGraphGivesTheSameParametersAsWithout) {
   const Dataset data = make_data(Task::kClassification, 1003, 24, 5);
   RunConfig opt = options({24, 40, 5}, Task::kClassification, 64);
@@ -92,8 +119,10 @@ TEST_F(CudaBackend, CudaGraphGivesTheSameParametersAsWithout) {
       const Trained plain = train("cuda", data, opt, 2, shuffle);
       opt.cuda_graph = true;
       const Trained graphed = train("cuda", data, opt, 2, shuffle);
-      // Same kernels, same order, equally aligned inputs: bitwise.
+      // Same kernels, same order, equally aligned inputs: bitwise. The losses too, which
+      // the graph writes into each step's slot itself.
       EXPECT_EQ(graphed.params, plain.params) << "device " << on_device << " shuffle " << shuffle;
+      EXPECT_EQ(graphed.epoch_losses, plain.epoch_losses) << "device " << on_device << " shuffle " << shuffle;
     }
   }
 }
@@ -137,6 +166,22 @@ TEST_F(CudaBackend, ReportsItsDeviceMemoryAndEveryPhase) {
     EXPECT_GT(p.forward_s, 0);
     EXPECT_GT(p.backward_s, 0);
     EXPECT_GT(p.optimizer_s, 0);
+  }
+}
+
+// The upload before the timed epochs: the dataset's bytes (X and the targets) with
+// device placement, nothing with host placement (batches are streamed inside the steps).
+TEST_F(CudaBackend, PrepareRepetitionUploadsTheDatasetOnlyWithDevicePlacement) {
+  const Dataset data = make_data(Task::kRegression, 300, 16, 2);
+  RunConfig opt = options({16, 32, 2}, Task::kRegression, 64);
+  for (bool on_device : {true, false}) {
+    opt.data_placement = on_device ? "device" : "host";
+    std::unique_ptr<Trainer> t = find_backend("cuda")->make_trainer(data, opt);
+    t->set_params(init_params(opt.model, 3));
+    const UploadFigures up = t->prepare_repetition();
+    EXPECT_EQ(up.bytes, on_device ? 300 * (16 + 2) * 4 : 0) << "device " << on_device;
+    EXPECT_EQ(up.seconds > 0, on_device) << "device " << on_device;
+    EXPECT_EQ(t->prepare_repetition().bytes, 0) << "once per set_params";
   }
 }
 

@@ -47,10 +47,10 @@ const std::string kWorkload =
     "--momentum 0.5 --shuffle --comm-timeout 5";
 
 std::vector<float> train(const std::string& prefix, const std::string& backend, const std::string& extra,
-                         const std::string& name) {
+                         const std::string& name, const std::string& workload = kWorkload) {
   const std::string params = (fs::path(TB_TEST_TMPDIR) / (name + ".params")).string();
   fs::remove(params);
-  const Result r = sh(prefix + TB_TRAINBENCH_EXE + " run --backend " + backend + kWorkload + " " + extra +
+  const Result r = sh(prefix + TB_TRAINBENCH_EXE + " run --backend " + backend + workload + " " + extra +
                       " --save-params " + params);
   EXPECT_EQ(r.code, 0) << r.out;
   return r.code == 0 ? tb::read_params_file(params) : std::vector<float>{};
@@ -70,6 +70,23 @@ TEST_F(CudaDdp, MatchesCudaAndReferenceAtEveryWorldSizeTheGpusAllow) {
   for (int np : {1, 2, 4}) {
     if (np > gpus_) continue;
     const std::vector<float> ddp = train(mpirun(np), "cuda-ddp", "", "cddp" + std::to_string(np));
+    EXPECT_LT(max_rel(ddp, one), 1e-4) << "np " << np << " vs cuda";
+    EXPECT_LT(max_rel(ddp, ref), 2e-4) << "np " << np << " vs reference";
+  }
+}
+
+// Linear regression takes the fused one-pass step (kernels/cuda/linear_step.h) on every
+// rank, its one layer handed to the reducer after it: the same parameters as `cuda` and
+// `reference`, at the tolerances above.
+TEST_F(CudaDdp, FusedLinearStepMatchesCudaAndReference) {
+  const std::string linear =
+      " --model linear --layers 24,3 --dataset synthetic-regression --samples 1003 --batch 64 --epochs 2 "
+      "--warmup 0 --reps 1 --lr 0.05 --momentum 0.5 --shuffle --comm-timeout 5";
+  const std::vector<float> ref = train("", "reference", "", "cddp-lin-ref", linear);
+  const std::vector<float> one = train("", "cuda", "", "cddp-lin-cuda", linear);
+  for (int np : {1, 2, 4}) {
+    if (np > gpus_) continue;
+    const std::vector<float> ddp = train(mpirun(np), "cuda-ddp", "", "cddp-lin" + std::to_string(np), linear);
     EXPECT_LT(max_rel(ddp, one), 1e-4) << "np " << np << " vs cuda";
     EXPECT_LT(max_rel(ddp, ref), 2e-4) << "np " << np << " vs reference";
   }

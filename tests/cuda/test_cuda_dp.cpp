@@ -106,9 +106,8 @@ TEST_F(CudaDp, AddInplaceEqualsTheCpuTwinBitwise) {
       dst[static_cast<size_t>(i)] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
       src[static_cast<size_t>(i)] = std::cos(0.11f * static_cast<float>(i)) / 7.0f;
     }
-    cuda::DeviceBuffer<float> d(dst), s(src);
+    cuda::DeviceBuffer<float> d(dst, nullptr), s(src, nullptr);  // the legacy stream, as the kernel below
     cuda::add_inplace(d.get(), s.get(), n, nullptr);
-    TB_CUDA_CHECK(cudaDeviceSynchronize());
     cpu::add_inplace(dst.data(), src.data(), n);
     EXPECT_EQ(d.download(), dst) << "n " << n;
   }

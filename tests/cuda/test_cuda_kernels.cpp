@@ -21,12 +21,16 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/axpy.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_step.h"
+#include "kernels/cuda/axpy.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/linear_step.h"
 #include "kernels/error.h"
 #include "kernels/scalar_math.h"
 #include "tests/random_vec.h"
@@ -133,8 +137,19 @@ TEST(CudaChecks, OpsRejectBadArgumentsBeforeTouchingTheDevice) {
                "tb::cuda::bias_act_forward: negative size rows = -1");
   expect_error([&] { bias_act_forward(null_f, &f, 2, 3, true, s); }, "bias_act_forward: z is null");
   expect_error([&] { relu_backward(&f, nullptr, 2, 3, s); }, "relu_backward: a is null");
-  expect_error([&] { column_sum(&f, 2, -3, &f, s); }, "column_sum: negative size");
-  expect_error([&] { column_sum(&f, 2, 3, nullptr, s); }, "column_sum: db is null");
+  expect_error([&] { column_sum(&f, 2, -3, &f, nullptr, 0, s); }, "column_sum: negative size");
+  expect_error([&] { column_sum(&f, 2, 3, nullptr, nullptr, 0, s); }, "column_sum: db is null");
+  expect_error([&] { column_sum(&f, 1 << 20, 1, &f, &d, 1, s); },
+               "column_sum: workspace of 1 doubles, 1048576 x 1 needs 256");
+  expect_error([&] { column_sum(&f, 1 << 20, 1, &f, nullptr, 256, s); }, "column_sum: workspace is null");
+  expect_error([&] { linear_mse_step(&f, &f, 4, 64, 17, &f, &f, 1.0f, &f, &f, &d, &f, 1 << 20, s); },
+               "linear_mse_step: needs 1 <= O <= 16, 1 <= D <= 2048 and O * D <= 8192 (got D=64 O=17)");
+  expect_error([&] { linear_mse_step(&f, &f, 4, 4096, 1, &f, &f, 1.0f, &f, &f, &d, &f, 1 << 20, s); },
+               "(got D=4096 O=1)");
+  expect_error([&] { linear_mse_step(&f, &f, 4, 8, 2, &f, &f, 1.0f, &f, &f, &d, &f, 8, s); },
+               "linear_mse_step: workspace of 8 bytes, needs");
+  expect_error([&] { linear_mse_step(&f, &f, 4, 8, 2, &f, &f, 1.0f, &f, &f, nullptr, &f, 1 << 20, s); },
+               "must not be null");
   expect_error([&] { mse_loss_grad(&f, &f, 2, 3, 1.0f, &f, nullptr, s); }, "mse_loss_grad: loss_sum is null");
   expect_error([&] { mse_loss_grad(&f, &f, INT64_MAX, 3, 1.0f, &f, &d, s); }, "rows * cols overflows");
   expect_error([&] { softmax_xent_loss_grad(&f, &label, 2, 0, 1.0f, &f, &d, nullptr, s); },
@@ -152,7 +167,7 @@ TEST(CudaChecks, OpsRejectBadArgumentsBeforeTouchingTheDevice) {
   EXPECT_NO_THROW(gemm(nullptr, false, false, 0, 3, 4, 1.0f, nullptr, 4, nullptr, 3, 0.0f, nullptr, 3, s));
   EXPECT_NO_THROW(bias_act_forward(nullptr, nullptr, 0, 3, true, s));
   EXPECT_NO_THROW(relu_backward(nullptr, nullptr, 5, 0, s));
-  EXPECT_NO_THROW(column_sum(nullptr, 5, 0, nullptr, s));
+  EXPECT_NO_THROW(column_sum(nullptr, 5, 0, nullptr, nullptr, 0, s));
   EXPECT_NO_THROW(mse_loss_grad(nullptr, nullptr, 0, 3, 1.0f, nullptr, nullptr, s));
   EXPECT_NO_THROW(softmax_xent_loss_grad(nullptr, nullptr, 0, 10, 1.0f, nullptr, nullptr, nullptr, s));
   EXPECT_NO_THROW(sgd_update(nullptr, nullptr, nullptr, 0, 0.1f, 0.9f, 0.0f, s));
@@ -236,7 +251,7 @@ void check_gemm(cublasHandle_t handle, cudaStream_t stream, const GemmCase& tc, 
         c0[i * ldc + j] = std::numeric_limits<float>::quiet_NaN();
       }
 
-  DeviceBuffer<float> da(a), db(b), dc(c0);
+  DeviceBuffer<float> da(a, stream), db(b, stream), dc(c0, stream);
   gemm(handle, tc.ta, tc.tb, m, n, k, tc.alpha, da.get(), lda, db.get(), ldb, tc.beta, dc.get(), ldc, stream);
   TB_CUDA_CHECK(cudaStreamSynchronize(stream));
   const std::vector<float> gpu = dc.download();
@@ -305,7 +320,7 @@ TEST_F(CudaKernels, GemmKZeroAndAlphaZeroScaleC) {
                                        std::tuple{int64_t{8}, 0.0f, -2.0f}, std::tuple{int64_t{0}, 1.0f, 1.0f}}) {
     std::vector<float> start = c0;
     if (beta == 0.0f) std::fill(start.begin(), start.end(), std::numeric_limits<float>::quiet_NaN());
-    DeviceBuffer<float> dc(start);
+    DeviceBuffer<float> dc(start, stream_);
     gemm(handle_, false, false, m, n, k, alpha, nullptr, 0, nullptr, 0, beta, dc.get(), ldc, stream_);
     sync();
     const std::vector<float> got = dc.download();
@@ -342,7 +357,7 @@ TEST_F(CudaKernels, BiasActForwardEqualsCpu) {
     for (bool relu : {false, true}) {
       std::vector<float> z = random_vec(rows * cols, seed++);
       const std::vector<float> bias = random_vec(cols, seed++);
-      DeviceBuffer<float> dz(z), dbias(bias);
+      DeviceBuffer<float> dz(z, stream_), dbias(bias, stream_);
       bias_act_forward(dz.get(), dbias.get(), rows, cols, relu, stream_);
       sync();
       tb::cpu::bias_act_forward(z.data(), bias.data(), rows, cols, relu);
@@ -357,7 +372,7 @@ TEST_F(CudaKernels, ReluBackwardEqualsCpu) {
     std::vector<float> a = random_vec(rows * cols, seed++);
     for (float& v : a) v = tb::relu(v);  // a ReLU output: zeros and positives
     std::vector<float> g = random_vec(rows * cols, seed++);
-    DeviceBuffer<float> dg(g), da(a);
+    DeviceBuffer<float> dg(g, stream_), da(a, stream_);
     relu_backward(dg.get(), da.get(), rows, cols, stream_);
     sync();
     tb::cpu::relu_backward(g.data(), a.data(), rows, cols);
@@ -368,20 +383,25 @@ TEST_F(CudaKernels, ReluBackwardEqualsCpu) {
 // Both twins sum each column in double and round once to float, in different orders:
 // the doubles differ by at most ~rows 2^-53 sum|g|, so the floats are equal or one
 // float rounding apart: |gpu - cpu| <= 2^-23 |cpu| + rows 2^-50 sum|g|. Also bitwise
-// deterministic across runs, and rows == 0 gives zeros.
+// deterministic across runs, and rows == 0 gives zeros. Shapes include the
+// micro-benchmarks' 1M x 1, 4096 x 16 and 256 x 1000, which split the rows over
+// slices (two launches through the workspace).
 TEST_F(CudaKernels, ColumnSumMatchesCpuAndIsDeterministic) {
   uint32_t seed = 200;
   std::vector<Dims> dims = kDims;
   dims.push_back({5000, 3});    // tall: many rows per lane
   dims.push_back({3, 140000});  // wide: beyond the 4096-block grid cap (x 32 columns)
+  dims.push_back({1 << 20, 1});
+  dims.push_back({4096, 16});
+  dims.push_back({256, 1000});
   for (const auto [rows, cols] : dims) {
     const std::vector<float> g = random_vec(rows * cols, seed++, -100.0f, 100.0f);
-    DeviceBuffer<float> dg(g), ddb(cols);
-    column_sum(dg.get(), rows, cols, ddb.get(), stream_);
-    sync();
+    DeviceBuffer<float> dg(g, stream_), ddb(cols, stream_);
+    const int64_t ws_elems = column_sum_workspace_elems(rows, cols);
+    DeviceBuffer<double> ws(ws_elems, stream_);
+    column_sum(dg.get(), rows, cols, ddb.get(), ws.get(), ws_elems, stream_);
     const std::vector<float> first = ddb.download();
-    column_sum(dg.get(), rows, cols, ddb.get(), stream_);
-    sync();
+    column_sum(dg.get(), rows, cols, ddb.get(), ws.get(), ws_elems, stream_);
     ASSERT_EQ(ddb.download(), first) << "not deterministic at " << rows << "x" << cols;
     std::vector<float> cpu(static_cast<size_t>(cols));
     tb::cpu::column_sum(g.data(), rows, cols, cpu.data());
@@ -392,10 +412,71 @@ TEST_F(CudaKernels, ColumnSumMatchesCpuAndIsDeterministic) {
           << rows << "x" << cols << " col " << c;
     }
   }
-  DeviceBuffer<float> ddb(std::vector<float>(9, -7.0f));
-  column_sum(nullptr, 0, 9, ddb.get(), stream_);
-  sync();
+  DeviceBuffer<float> ddb(std::vector<float>(9, -7.0f), stream_);
+  column_sum(nullptr, 0, 9, ddb.get(), nullptr, 0, stream_);
   EXPECT_EQ(ddb.download(), std::vector<float>(9, 0.0f));
+}
+
+// The fused linear-regression step (linear_step.cu) against its CPU twin: both are
+// within 1e-5 of the sum of magnitudes of a double loop (tests/kernels/
+// test_linear_step_cpu.cpp), so within twice that of each other. One output, odd sizes,
+// fewer rows than a tile, several blocks, O = 16 at D = 512, D = 2048; the loss is
+// added into *loss_sum (starts at 0.25); two runs are bitwise equal.
+TEST_F(CudaKernels, LinearMseStepMatchesCpuTwinAndIsDeterministic) {
+  struct Shape {
+    int64_t rows, d, o;
+  };
+  uint32_t seed = 250;
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{5, 7, 1}, Shape{1000, 64, 1}, Shape{257, 19, 3}, Shape{4096, 512, 16},
+                         Shape{300, 2048, 1}, Shape{100000, 33, 2}}) {
+    const std::string at = std::to_string(s.rows) + "x" + std::to_string(s.d) + "->" + std::to_string(s.o);
+    const std::vector<float> x = random_vec(s.rows * s.d, seed++), t = random_vec(s.rows * s.o, seed++);
+    const std::vector<float> w = random_vec(s.o * s.d, seed++), b = random_vec(s.o, seed++);
+    const float inv = 1.0f / static_cast<float>(s.rows * s.o);
+    std::vector<float> cpu_dw(s.o * s.d), cpu_db(s.o);
+    const double cpu_loss = tb::cpu::linear_mse_step(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(), inv,
+                                                     cpu_dw.data(), cpu_db.data());
+    std::vector<double> mag_dw(s.o * s.d, 0.0), mag_db(s.o, 0.0);
+    for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t j = 0; j < s.o; ++j) {
+        double z = b[j];
+        for (int64_t p = 0; p < s.d; ++p) z += double(x[r * s.d + p]) * w[j * s.d + p];
+        const double g = std::fabs(2 * (z - t[r * s.o + j]) * inv);
+        mag_db[j] += g;
+        for (int64_t p = 0; p < s.d; ++p) mag_dw[j * s.d + p] += g * std::fabs(x[r * s.d + p]);
+      }
+    const int64_t ws_bytes = linear_mse_step_workspace_bytes(s.rows, s.d, s.o);
+    DeviceBuffer<float> dx(x, stream_), dt(t, stream_), dw(w, stream_), dbias(b, stream_);
+    DeviceBuffer<float> gw(s.o * s.d, stream_), gb(s.o, stream_);
+    DeviceBuffer<double> loss(std::vector<double>{0.25}, stream_);
+    DeviceBuffer<char> ws(ws_bytes, stream_);
+    linear_mse_step(dx.get(), dt.get(), s.rows, s.d, s.o, dw.get(), dbias.get(), inv, gw.get(), gb.get(), loss.get(),
+                    ws.get(), ws_bytes, stream_);
+    const std::vector<float> got_dw = gw.download(), got_db = gb.download();
+    EXPECT_NEAR(loss.download()[0] - 0.25, cpu_loss, 2e-5 * cpu_loss) << at;
+    for (int64_t i = 0; i < s.o * s.d; ++i)
+      ASSERT_NEAR(got_dw[i], cpu_dw[i], 2e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "]";
+    for (int64_t j = 0; j < s.o; ++j) ASSERT_NEAR(got_db[j], cpu_db[j], 2e-5 * mag_db[j] + 1e-30) << at << " db";
+    linear_mse_step(dx.get(), dt.get(), s.rows, s.d, s.o, dw.get(), dbias.get(), inv, gw.get(), gb.get(), loss.get(),
+                    ws.get(), ws_bytes, stream_);
+    EXPECT_EQ(gw.download(), got_dw) << at << ": not deterministic";
+    EXPECT_EQ(gb.download(), got_db) << at;
+  }
+}
+
+// DeviceBuffer copies on the stream it was given (tests/cuda_trace asserts it from the
+// trace of this test): an upload is ordered after the kernels queued there, a download
+// after the kernels that wrote the data.
+TEST_F(CudaKernels, DeviceBufferCopiesOnItsStream) {
+  const std::vector<float> a = random_vec(1000, 260), b = random_vec(1000, 261);
+  DeviceBuffer<float> dst(a, stream_), src(b, stream_);
+  EXPECT_EQ(dst.stream(), stream_);
+  add_inplace(dst.get(), src.get(), 1000, stream_);
+  dst.upload(b);  // after the kernel: dst = b, not a + b + ...
+  add_inplace(dst.get(), src.get(), 1000, stream_);
+  std::vector<float> want = b;
+  tb::cpu::add_inplace(want.data(), b.data(), 1000);
+  EXPECT_EQ(dst.download(), want);
 }
 
 // grad: tb::mse_element in float on both sides (two products, nothing to contract):
@@ -412,8 +493,8 @@ TEST_F(CudaKernels, MseLossGradMatchesCpu) {
     const float inv_count = 1.0f / float(4 * n);
     std::vector<float> cpu_grad(static_cast<size_t>(n));
     const double cpu_loss = tb::cpu::mse_loss_grad(y.data(), t.data(), rows, cols, inv_count, cpu_grad.data());
-    DeviceBuffer<float> dy(y), dt(t), dgrad(n);
-    DeviceBuffer<double> dloss(std::vector<double>{0.25});
+    DeviceBuffer<float> dy(y, stream_), dt(t, stream_), dgrad(n, stream_);
+    DeviceBuffer<double> dloss(std::vector<double>{0.25}, stream_);
     mse_loss_grad(dy.get(), dt.get(), rows, cols, inv_count, dgrad.get(), dloss.get(), stream_);
     mse_loss_grad(dy.get(), dt.get(), rows, cols, inv_count, nullptr, dloss.get(), stream_);  // loss only
     sync();
@@ -427,8 +508,9 @@ TEST_F(CudaKernels, MseLossGradMatchesCpu) {
 
 // Device expf/logf differ from glibc's by a few ulps, and the row's float arithmetic
 // (z - zmax - log_sum, |.| <= ~20) rounds at 2^-19 absolute, so each probability is
-// within ~4e-6 relative of the CPU's and dz within 1e-5 * inv_rows absolute (p <= 1);
-// a wrong index or scale fails by orders of magnitude. Row losses agree to ~1e-5, so
+// within ~4e-6 relative of the CPU's; the warp also adds the K exponentials in another
+// order than the CPU's loop (log_sum within (K + 1) 2^-24): dz within (1e-5 + p (K + 9)
+// 2^-24) * inv_rows absolute; a wrong index or scale fails by orders of magnitude. Row losses agree to ~1e-5, so
 // |loss - cpu| <= 1e-5 * rows. argmax uses comparisons only: correct is exact.
 // The op adds into *loss_sum (starts at 0.25) and *correct (starts at 3).
 TEST_F(CudaKernels, SoftmaxXentMatchesCpu) {
@@ -445,17 +527,20 @@ TEST_F(CudaKernels, SoftmaxXentMatchesCpu) {
     const double cpu_loss =
         tb::cpu::softmax_xent_loss_grad(z.data(), labels.data(), rows, k, inv_rows, cpu_dz.data(), &cpu_correct);
 
-    DeviceBuffer<float> dz(z), ddz(rows * k);
-    DeviceBuffer<int32_t> dlabels(labels);
-    DeviceBuffer<double> dloss(std::vector<double>{0.25});
-    DeviceBuffer<unsigned long long> dcorrect(std::vector<unsigned long long>{3});
+    DeviceBuffer<float> dz(z, stream_), ddz(rows * k, stream_);
+    DeviceBuffer<int32_t> dlabels(labels, stream_);
+    DeviceBuffer<double> dloss(std::vector<double>{0.25}, stream_);
+    DeviceBuffer<unsigned long long> dcorrect(std::vector<unsigned long long>{3}, stream_);
     softmax_xent_loss_grad(dz.get(), dlabels.get(), rows, k, inv_rows, ddz.get(), dloss.get(), dcorrect.get(), stream_);
     // Evaluation form: no dz, no correct; only the loss is added again.
     softmax_xent_loss_grad(dz.get(), dlabels.get(), rows, k, inv_rows, nullptr, dloss.get(), nullptr, stream_);
     sync();
     const std::vector<float> dzv = ddz.download();
-    for (int64_t i = 0; i < rows * k; ++i)
-      ASSERT_NEAR(dzv[i], cpu_dz[i], 1e-5 * double(inv_rows)) << rows << "x" << k << " at " << i;
+    for (int64_t i = 0; i < rows * k; ++i) {
+      const double p = cpu_dz[i] / double(inv_rows) + (labels[i / k] == i % k ? 1.0 : 0.0);
+      ASSERT_NEAR(dzv[i], cpu_dz[i], (1e-5 + p * double(k + 9) * kU) * double(inv_rows))
+          << rows << "x" << k << " at " << i;
+    }
     EXPECT_NEAR(dloss.download()[0], 0.25 + 2 * cpu_loss, 2e-5 * double(rows)) << rows << "x" << k;
     EXPECT_EQ(dcorrect.download()[0], 3u + static_cast<unsigned long long>(cpu_correct)) << rows << "x" << k;
   }
@@ -467,9 +552,9 @@ TEST_F(CudaKernels, SoftmaxXentBadLabelGivesNaN) {
   const int64_t rows = 4, k = 5;
   const std::vector<float> z = random_vec(rows * k, 450);
   const std::vector<int32_t> labels = {0, 5, 4, -1};
-  DeviceBuffer<float> dz(z), ddz(rows * k);
-  DeviceBuffer<int32_t> dlabels(labels);
-  DeviceBuffer<double> dloss(std::vector<double>{0.0});
+  DeviceBuffer<float> dz(z, stream_), ddz(rows * k, stream_);
+  DeviceBuffer<int32_t> dlabels(labels, stream_);
+  DeviceBuffer<double> dloss(std::vector<double>{0.0}, stream_);
   softmax_xent_loss_grad(dz.get(), dlabels.get(), rows, k, 0.25f, ddz.get(), dloss.get(), nullptr, stream_);
   sync();
   EXPECT_TRUE(std::isnan(dloss.download()[0]));
@@ -486,7 +571,7 @@ TEST_F(CudaKernels, SoftmaxXentBadLabelGivesNaN) {
 TEST_F(CudaKernels, SgdUpdateMatchesCpu) {
   for (const int64_t n : {int64_t{1}, int64_t{1000}, int64_t{269322}, int64_t{3} << 20}) {
     std::vector<float> p = random_vec(n, 500 + uint32_t(n % 97)), v(static_cast<size_t>(n), 0.0f);
-    DeviceBuffer<float> dp(p), dv(v), dg(n);
+    DeviceBuffer<float> dp(p, stream_), dv(v, stream_), dg(n, stream_);
     for (int step = 0; step < 3; ++step) {
       const std::vector<float> g = random_vec(n, 600 + uint32_t(step));
       dg.upload(g);
@@ -525,9 +610,9 @@ TEST_F(CudaKernels, GatherRowsAndLabels) {
     rows.push_back(n - 1);
     const int64_t count = static_cast<int64_t>(rows.size());
 
-    DeviceBuffer<float> dsrc(src), ddst(count * width);
-    DeviceBuffer<int32_t> dlabels(labels), dlab_out(count);
-    DeviceBuffer<int64_t> drows(rows);
+    DeviceBuffer<float> dsrc(src, stream_), ddst(count * width, stream_);
+    DeviceBuffer<int32_t> dlabels(labels, stream_), dlab_out(count, stream_);
+    DeviceBuffer<int64_t> drows(rows, stream_);
     gather_rows(dsrc.get(), drows.get(), count, width, ddst.get(), stream_);
     gather_labels(dlabels.get(), drows.get(), count, dlab_out.get(), stream_);
     sync();
@@ -548,11 +633,12 @@ TEST_F(CudaKernels, StepCapturesIntoACudaGraph) {
   const int64_t rows = 64, in = 32, out = 16;
   const std::vector<float> x = random_vec(rows * in, 900), w0 = random_vec(out * in, 901), b0 = random_vec(out, 902),
                            t = random_vec(rows * out, 903);
-  DeviceBuffer<float> dx(x), dt(t), dy(rows * out), dgrad(rows * out), dgw(out * in), dgb(out);
-  DeviceBuffer<double> dloss(std::vector<double>{0.0});
+  DeviceBuffer<float> dx(x, stream_), dt(t, stream_), dy(rows * out, stream_), dgrad(rows * out, stream_),
+      dgw(out * in, stream_), dgb(out, stream_);
+  DeviceBuffer<double> dloss(std::vector<double>{0.0}, stream_);
   // The stream first: cublasSetStream resets the workspace (tb::cuda::gemm calls it only
   // when the stream changes, so the workspace stays).
-  DeviceBuffer<char> workspace(int64_t{32} << 20);
+  DeviceBuffer<char> workspace(int64_t{32} << 20, stream_);
   TB_CUBLAS_CHECK(cublasSetStream(handle_, stream_));
   TB_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace.get(), size_t{32} << 20));
   auto step = [&](float* w, float* b) {
@@ -560,11 +646,11 @@ TEST_F(CudaKernels, StepCapturesIntoACudaGraph) {
     bias_act_forward(dy.get(), b, rows, out, false, stream_);
     mse_loss_grad(dy.get(), dt.get(), rows, out, 1.0f / float(rows * out), dgrad.get(), dloss.get(), stream_);
     gemm(handle_, true, false, out, in, rows, 1.0f, dgrad.get(), out, dx.get(), in, 0.0f, dgw.get(), in, stream_);
-    column_sum(dgrad.get(), rows, out, dgb.get(), stream_);
+    column_sum(dgrad.get(), rows, out, dgb.get(), nullptr, 0, stream_);  // one slice: no workspace
     sgd_update(w, dgw.get(), nullptr, out * in, 0.1f, 0.0f, 0.0f, stream_);
     sgd_update(b, dgb.get(), nullptr, out, 0.1f, 0.0f, 0.0f, stream_);
   };
-  DeviceBuffer<float> w_direct(w0), b_direct(b0), w_graph(w0), b_graph(b0);
+  DeviceBuffer<float> w_direct(w0, stream_), b_direct(b0, stream_), w_graph(w0, stream_), b_graph(b0, stream_);
   for (int i = 0; i < 3; ++i) step(w_direct.get(), b_direct.get());
   sync();
 

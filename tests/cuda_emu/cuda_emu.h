@@ -12,8 +12,9 @@
 //    block (blocks never overlap, as on a GPU a block sees only its own);
 //  - __syncthreads() is a barrier of the block's threads: a kernel whose threads do not
 //    all reach it hangs here (the test's timeout), as it would misbehave on a GPU;
-//  - __shfl_down_sync(full mask, v, d) exchanges through a per-warp slot array between
-//    two barriers of the warp's 32 threads; lanes past the warp's end keep their value;
+//  - __shfl_down_sync(full mask, v, d) and __shfl_xor_sync(full mask, v, m) exchange
+//    through a per-warp slot array between two barriers of the warp's 32 threads; lanes
+//    whose source is past the warp's end keep their value;
 //  - atomicAdd is serialised by a mutex.
 // Not modelled: memory ordering beyond what barriers give, partial masks, warp sizes
 // other than 32, concurrent blocks (a kernel relying on inter-block timing is wrong
@@ -107,18 +108,33 @@ void launch(dim3 grid, dim3 block, Kernel kernel, Args... args) {
 
 inline void __syncthreads() { emu::state().block_barrier->arrive_and_wait(); }
 
-template <class T>
-T __shfl_down_sync(unsigned mask, T v, unsigned delta) {
+namespace emu {
+// Every lane of the warp posts v, then reads lane source(lane) (its own value when the
+// source is outside the warp): the exchange under __shfl_down_sync / __shfl_xor_sync.
+template <class T, class Source>
+T shuffle(unsigned mask, T v, Source source) {
   static_assert(sizeof(T) <= sizeof(uint64_t), "shuffles move at most 8 bytes");
   if (mask != 0xffffffffu) throw std::invalid_argument("emu: only full-warp shuffles are modelled");
-  emu::Warp& w = *emu::state().warps[emu::t_linear / 32];
-  const unsigned lane = emu::t_linear % 32;
+  Warp& w = *state().warps[t_linear / 32];
+  const unsigned lane = t_linear % 32;
   std::memcpy(&w.slot[lane], &v, sizeof v);
   w.meet.arrive_and_wait();
   T out = v;
-  if (lane + delta < 32) std::memcpy(&out, &w.slot[lane + delta], sizeof out);
+  const unsigned from = source(lane);
+  if (from < 32) std::memcpy(&out, &w.slot[from], sizeof out);
   w.meet.arrive_and_wait();  // nobody overwrites a slot before every lane has read
   return out;
+}
+}  // namespace emu
+
+template <class T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta) {
+  return emu::shuffle(mask, v, [delta](unsigned lane) { return lane + delta; });
+}
+
+template <class T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask) {
+  return emu::shuffle(mask, v, [lane_mask](unsigned lane) { return lane ^ static_cast<unsigned>(lane_mask); });
 }
 
 template <class T>

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cpu/axpy.h"
@@ -36,14 +37,17 @@ TEST(AxpyGemmKernelsEmu, AddInplaceEqualsCpuTwinAtBothGrids) {
 
 // C (m x n, row stride ldc > n) = beta C over the valid part; padding keeps its bits
 // (NaN there), beta == 0 writes zeros even over NaN.
+// Shapes: the grid stride (256 at a grid of 1) is 13 rows + 9 columns of 19, a whole
+// number of rows of 1 and of 256 columns, and 1 row + 56 columns of 200 (the carry).
 TEST(AxpyGemmKernelsEmu, ScaleCTouchesOnlyTheValidPartAndZeroesOverNaN) {
-  const int64_t m = 37, n = 19, ldc = 23;
+  for (const auto& [m, n, ldc] : {std::tuple<int64_t, int64_t, int64_t>{37, 19, 23}, {300, 1, 2}, {5, 256, 256},
+                                  {9, 200, 203}})
   for (float beta : {0.5f, 0.0f, -2.0f}) {
     for (unsigned grid : {k::grid_for(m * n, k::kScaleThreads, k::kScaleMaxBlocks), 1u}) {
       std::vector<float> c = random_vec(m * ldc, 9);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = n; j < ldc; ++j) c[i * ldc + j] = std::nanf("");
-      if (beta == 0.0f) c[5 * ldc + 3] = std::nanf("");
+      if (beta == 0.0f) c[(m / 2) * ldc + n / 2] = std::nanf("");
       const std::vector<float> start = c;
       emu::launch(grid, k::kScaleThreads, k::scale_c_kernel, c.data(), m, n, ldc, beta);
       for (int64_t i = 0; i < m; ++i)

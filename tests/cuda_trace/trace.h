@@ -299,6 +299,52 @@ inline Problems check_capture(const Trace& t) {
   return p;
 }
 
+// Under lazy module loading (CUDA's default since 12.2) a kernel is loaded at its first
+// launch, or when cudaFuncGetAttributes names it; loading inside a stream capture must
+// not happen. So every kernel launched while capturing was launched outside a capture
+// before, or named by cudaFuncGetAttributes before (tb::cuda::preload_graph_kernels).
+inline Problems check_loaded_before_capture(const Trace& t) {
+  Problems p;
+  std::set<std::string> loaded;
+  for (const Call& c : t) {
+    if (c.fn == "cudaFuncGetAttributes") loaded.insert(c.get("kernel"));
+    if (c.fn != "launch") continue;
+    if (!c.capturing()) {
+      loaded.insert(c.get("kernel"));
+    } else if (!loaded.count(c.get("kernel"))) {
+      p.push_back("kernel first launched inside a capture (lazy loading would load it there): " + show(c));
+      loaded.insert(c.get("kernel"));  // once per kernel
+    }
+  }
+  return p;
+}
+
+// ---- the runner's stopwatch -------------------------------------------------------------
+// The main thread's timed epochs as the runner marks them (harness/trace_mark.h): the
+// index of each `timed-epoch-begin` mark and of the `timed-epoch-end` that follows it.
+struct TimedSpan {
+  size_t begin = 0, end = 0;
+};
+inline std::vector<TimedSpan> timed_spans(const Trace& t, Problems* p) {
+  std::vector<TimedSpan> out;
+  bool open = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].fn != "mark") continue;
+    const std::string what = t[i].get("what");
+    if (what == "timed-epoch-begin") {
+      if (open) p->push_back("a timed epoch begins inside another: " + show(t[i]));
+      out.push_back({i, i});
+      open = true;
+    } else if (what == "timed-epoch-end") {
+      if (!open) p->push_back("a timed epoch ends that never began: " + show(t[i]));
+      else out.back().end = i;
+      open = false;
+    }
+  }
+  if (open) p->push_back("a timed epoch never ends");
+  return out;
+}
+
 // ---- happens-before --------------------------------------------------------------------
 // A vector-clock model of CUDA's ordering rules over the trace: work on one stream
 // runs in issue order; cudaEventRecord captures what its stream has issued and
@@ -594,7 +640,8 @@ inline Problems check_epochs(const Trace& t, const Plan& plan, std::vector<Epoch
 inline Problems check_all(const Trace& t) {
   Problems all;
   for (auto [label, p] : {std::pair{"device", check_devices(t)}, std::pair{"release", check_released(t)},
-                          std::pair{"capture", check_capture(t)}, std::pair{"ordering", check_ordering(t)}}) {
+                          std::pair{"capture", check_capture(t)}, std::pair{"ordering", check_ordering(t)},
+                          std::pair{"lazy loading", check_loaded_before_capture(t)}}) {
     for (const std::string& s : p) all.push_back(std::string(label) + ": " + s);
   }
   return all;

@@ -59,6 +59,25 @@ std::string scalar(const std::string& t, const void* v) {
   return "?";
 }
 
+// The demangled signature of the kernel whose host stub is `fun`, and its display name
+// (no "void ", no spaces: tb::cuda::sgd_update_kernel<true>). Caller holds g_mu.
+std::string kernel_signature(const void* fun) {
+  auto it = g_kernels.find(fun);
+  const std::string mangled = it == g_kernels.end() ? "unknown" : it->second;
+  int st = 0;
+  char* dm = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &st);
+  const std::string sig = dm ? dm : mangled;
+  std::free(dm);
+  return sig;
+}
+std::string kernel_name(const std::string& sig) {
+  std::string name = sig.substr(0, sig.find('('));
+  if (name.rfind("void ", 0) == 0) name = name.substr(5);
+  for (size_t at; (at = name.find(", ")) != std::string::npos;) name.erase(at + 1, 1);
+  for (char& c : name) c = c == ' ' ? '_' : c;
+  return name;
+}
+
 // Bytes a by-value parameter of type t occupies (pointers: 8); 0 when unknown.
 size_t param_bytes(const std::string& t) {
   if (t.find('*') != std::string::npos) return sizeof(void*);
@@ -100,18 +119,24 @@ cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* fun) {
   *k = reinterpret_cast<cudaKernel_t>(const_cast<void*>(fun));
   return cudaSuccess;
 }
+// What a real runtime does here under lazy loading: load the kernel's module if it was
+// not yet. Recorded with the kernel's name (trace.h check_loaded_before_capture); the
+// attributes are a plausible fixed answer.
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* fun) {
+  std::lock_guard<std::mutex> g(g_mu);
+  const std::string name = kernel_name(kernel_signature(fun));
+  Rec("cudaFuncGetAttributes").kv("kernel", name).emit();
+  *attr = cudaFuncAttributes{};
+  attr->maxThreadsPerBlock = 1024;
+  attr->numRegs = 32;
+  attr->ptxVersion = attr->binaryVersion = 80;
+  return cudaSuccess;
+}
+
 cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shmem, cudaStream_t s) {
   std::lock_guard<std::mutex> g(g_mu);
-  auto it = g_kernels.find(reinterpret_cast<const void*>(k));
-  const std::string mangled = it == g_kernels.end() ? "unknown" : it->second;
-  int st = 0;
-  char* dm = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &st);
-  const std::string sig = dm ? dm : mangled;
-  std::free(dm);
-  std::string name = sig.substr(0, sig.find('('));
-  if (name.rfind("void ", 0) == 0) name = name.substr(5);
-  for (size_t at; (at = name.find(", ")) != std::string::npos;) name.erase(at + 1, 1);
-  for (char& c : name) c = c == ' ' ? '_' : c;
+  const std::string sig = kernel_signature(reinterpret_cast<const void*>(k));
+  const std::string name = kernel_name(sig);
   std::string shown, acc;
   const std::vector<std::string> types = param_types(sig);
   std::vector<uint64_t> slots(types.size(), 0);  // the arguments by value, for the host twin

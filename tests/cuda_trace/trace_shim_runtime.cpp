@@ -18,6 +18,8 @@ using namespace tb_trace_shim;
 
 namespace {
 
+std::map<const void*, long> g_event_seq;  // event -> n= of its last cudaEventRecord (caller holds g_mu)
+
 const char* kind_name(cudaMemcpyKind k) {
   switch (k) {
     case cudaMemcpyHostToHost: return "H2H";
@@ -359,8 +361,15 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   g_handles.erase(reinterpret_cast<uintptr_t>(e));
   return cudaSuccess;
 }
+// The runner's stopwatch boundaries (harness/trace_mark.h looks this up with dlsym).
+void tb_trace_mark(const char* what) {
+  std::lock_guard<std::mutex> g(g_mu);
+  Rec("mark").kv("what", what ? what : "").emit();
+}
+
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   std::lock_guard<std::mutex> g(g_mu);
+  g_event_seq[e] = g_seq;  // the record's n= (TB_FAKE_EVENT_CLOCK=seq)
   Rec("cudaEventRecord").event("event", e).stream(s).emit();
   exec_event_recorded(e, s);
   return cudaSuccess;
@@ -380,9 +389,20 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cudaEventElapsedTime").event("event", a).event("end", b).emit();
   if (executing()) drain();
-  // Meaningless, unless a test scripts it (the measured GPU ceilings' arithmetic).
+  // Meaningless, unless a test scripts it: TB_FAKE_ELAPSED_MS (the measured GPU
+  // ceilings' arithmetic), or TB_FAKE_EVENT_CLOCK=seq, a fake clock that ticks 1 us per
+  // recorded call — the n= of the end's last record minus the start's — so a test can
+  // tell which intervals a sum covers. Otherwise 1 ms.
+  static const bool seq_clock = [] {
+    const char* v = std::getenv("TB_FAKE_EVENT_CLOCK");
+    return v && std::string(v) == "seq";
+  }();
   const char* scripted = std::getenv("TB_FAKE_ELAPSED_MS");
-  *ms = scripted ? std::strtof(scripted, nullptr) : 1.0f;
+  if (seq_clock) {
+    *ms = static_cast<float>(g_event_seq[b] - g_event_seq[a]) * 1e-3f;
+  } else {
+    *ms = scripted ? std::strtof(scripted, nullptr) : 1.0f;
+  }
   return cudaSuccess;
 }
 

@@ -40,7 +40,12 @@
 // TB_FAKE_LAUNCH_FAIL_AT=K (the K-th kernel launch fails with cudaErrorLaunchFailure,
 // reported as CUDA does: by the next cudaGetLastError),
 // TB_FAKE_EXECUTE=1 (compute on the host), TB_FAKE_BIND_PER_RANK=1 (each MPI rank sees
-// GPUs of its own: PCI bus ids offset by the node-local rank, as per-task GPU binding).
+// GPUs of its own: PCI bus ids offset by the node-local rank, as per-task GPU binding),
+// TB_FAKE_EVENT_CLOCK=seq (cudaEventElapsedTime answers 1 us per recorded call between
+// the two events' last records, instead of 1 ms: tests can tell which intervals a sum
+// covers). Beside the CUDA API: `fn=mark what=...` lines from tb_trace_mark, which the
+// runner calls around each timed epoch (harness/trace_mark.h), and
+// cudaFuncGetAttributes recorded with the kernel it names (lazy loading).
 //
 // FILES. This header and trace_shim_state.cpp: the process state every fake shares
 // (current device, memory blocks, handles, capture state) and the record writer;

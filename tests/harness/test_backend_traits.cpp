@@ -47,6 +47,7 @@ TEST(BackendTraits, AKnobIsRefusedByNameExactlyWhenTheBackendDoesNotHonourIt) {
         case kKnobNoOverlap: c.overlap = false; break;
         case kKnobDeterministic: c.deterministic = true; break;
         case kKnobWorkers: c.workers = 2; break;
+        case kKnobNoPhaseTiming: c.phase_timing = false; break;
         default: FAIL() << "knob " << k.flag << " has no case here: add one";
       }
       ASSERT_TRUE(k.is_set(c)) << k.flag;

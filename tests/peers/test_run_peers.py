@@ -61,6 +61,9 @@ def test_peer_rows_join_the_suite_and_the_report(tmp_path, trainbench, torch):
     assert sorted(set(cpu)) == [("lin", "1"), ("lin", str(len(os.sched_getaffinity(0)))), ("mlp", "1")]
     assert len(cpu) == 2 * 3  # 2 repetitions each; ref-only runs no cpu-omp, so no peer
     assert all(r["status"] == "ok" for r in new if r["backend"] == "torch-cpu")
+    # Nothing is uploaded on the CPU: the upload cells stay empty (cpu-omp's too).
+    assert all(r["upload_s"] == r["upload_gbps"] == "" for r in after if r["status"] == "ok"
+               and r["device_kind"] == "cpu")
     for r in new:
         if r["backend"] == "torch-cuda" and not torch.cuda.is_available():
             assert r["status"].startswith("skipped: torch.cuda.is_available() is False")

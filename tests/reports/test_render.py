@@ -47,7 +47,7 @@ def test_gpu_speedups_and_efficiency_match_hand_computation(gpu_run):
     ddp4 = t[("cuda-ddp", 4, "0,1,2,3", 16)]
     dp2 = t[("cuda-dp", 2, "0,1", 16)]
     row = _row(html, LIN, "cuda-ddp", "4")
-    assert cell(row, "speedup vs cpu-omp (16 threads)") == f"{ddp4 / cpu:.2f}×" == "90.00×"
+    assert cell(row, "speedup vs fastest CPU: cpu-omp (16 thr)") == f"{ddp4 / cpu:.2f}×" == "90.00×"
     assert cell(row, "speedup vs cuda (1 GPU)") == f"{ddp4 / cuda:.2f}×" == "3.60×"
     assert cell(row, "scaling efficiency") == "90.0% vs cuda"      # 720M / 200M / 4
     assert cell(row, "samples/s (median)") == "720 M"
@@ -55,19 +55,22 @@ def test_gpu_speedups_and_efficiency_match_hand_computation(gpu_run):
     row = _row(html, LIN, "cuda-dp", "2")
     assert cell(row, "scaling efficiency") == f"{100 * dp2 / cuda / 2:.1f}% vs cuda" == "60.0% vs cuda"
     row = _row(html, LIN, "cuda", "1")
-    assert cell(row, "speedup vs cpu-omp") == "25.00×"
+    assert cell(row, "speedup vs fastest CPU") == "25.00×"
     assert cell(row, "speedup vs cuda") == "1.00×"
     assert cell(row, "time / epoch (s)") == f"{100000 / cuda:.4g}" == "0.0005"
     cv = statistics.stdev([1 + j for j in fx.JITTER]) / statistics.fmean([1 + j for j in fx.JITTER])
     assert cell(row, "CV") == f"{100 * cv:.1f}%"
     assert cell(row, "scaling efficiency") == "–"   # world size 1
-    assert "speedup vs cpu-omp (16 threads)" in html
+    assert "speedup vs fastest CPU: cpu-omp (16 thr)" in html
 
 
 def test_cpu_only_run(cpu_run):
     html = _render(cpu_run)
     row = _row(html, LIN, "cpu-ddp", "2")
-    assert cell(row, "speedup vs cpu-omp (8 threads)") == f"{5.22e6 / 5e6:.2f}×"
+    # cpu-ddp ×2 (5.22M) is the fastest CPU configuration: the baseline (cpu-omp 8 thr: 5M).
+    assert cell(row, "speedup vs fastest CPU: cpu-ddp ×2 (4 thr)") == "1.00×"
+    omp8 = find_rows(html.split(f"<h2>{LIN}</h2>", 1)[1], backend="cpu-omp", threads="8")[0]
+    assert cell(omp8, "speedup vs fastest CPU") == f"{5e6 / 5.22e6:.2f}×" == "0.96×"
     # cpu-ddp's scaling_base is cpu-omp: 5.22M / (cpu-omp at the same 4 threads: 3M) / 2
     assert cell(row, "scaling efficiency") == "87.0% vs cpu-omp"
     section = html.split(f"<h2>{LIN}</h2>", 1)[1].split("<h2>", 1)[0]
@@ -79,10 +82,11 @@ def test_cpu_only_run(cpu_run):
 
 def test_skipped_and_failed_are_listed_with_reasons(cpu_run):
     html = _render(cpu_run)
-    skipped = find_rows(html, backend="cuda", reason="no CUDA device (cudaGetDeviceCount: "
-                        "no CUDA-capable device is detected)")
-    assert skipped, "skipped cuda row with its reason"
-    assert "Skipped (3)" in html
+    reason = "no CUDA device (cudaGetDeviceCount: no CUDA-capable device is detected)"
+    assert f"<b>1×</b> {reason}" in html and "<b>2×</b> no CUDA device " in html
+    skipped = find_rows(html.split(reason, 1)[1], workload=LIN, backend="cuda", devices="0")
+    assert skipped, "skipped cuda row under its reason"
+    assert "Skipped (3, by reason)" in html
     assert "FAILED (1)" in html
     assert find_rows(html, backend="cpu-ddp", reason="rank 1 exited with signal 9 (Killed)")
     assert "cpu-ddp ×2 (4 thr): failed — rank 1 exited with signal 9 (Killed)" in html
@@ -143,7 +147,7 @@ def test_merged_report_keeps_both_machines(cpu_run, gpu_run, tmp_path):
     html = _render(cpu_run, gpu_run, out=out)
     assert find_rows(html, machine="cpubox", backend="cpu-omp", threads="8")
     assert find_rows(html, machine="gpubox", backend="cuda-ddp", world_size="4")
-    assert "speedup vs cpu-omp (16 threads, gpubox)" in html
+    assert "speedup vs fastest CPU: gpubox: cpu-omp (16 thr)" in html
     assert "AMD EPYC 7B13" in html and "4× NVIDIA H100 80GB HBM3" in html
 
 
@@ -155,7 +159,7 @@ def test_report_is_self_contained_with_plots_env_and_formulas(gpu_run):
     assert "http://" not in html and "https://" not in html
     assert "580.65.06" in html and "NVIDIA H100 80GB HBM3" in html
     assert "0123456789ab (clean)" in html
-    for name in ("speedup vs the CPU baseline", "scaling efficiency", "CV", "loss check"):
+    for name in ("speedup vs the fastest CPU", "scaling efficiency", "CV", "loss check"):
         assert find_rows(html, figure=name), name
 
 
@@ -170,15 +174,16 @@ def test_all_skipped_run_renders(tmp_path):
     run = fx.write_run(tmp_path / "none", "cpubox", drop={"reference", "cpu-omp", "cpu-ddp"})
     html = _render(run)
     assert "No configuration of this workload produced results." in html
-    assert "Skipped (3)" in html
+    assert "Skipped (3, by reason)" in html
 
 
 def test_quoted_reason_with_comma_survives(gpu_run):
     with open(os.path.join(gpu_run, "results.csv"), encoding="utf-8") as f:
         assert '"skipped: NCCL not found (set NCCL_ROOT, then rebuild)"' in f.read()
     html = _render(gpu_run)
-    assert find_rows(html, backend="cuda-ddp", world_size="4",
-                     reason="NCCL not found (set NCCL_ROOT, then rebuild)")
+    reason = "NCCL not found (set NCCL_ROOT, then rebuild)"
+    assert f"<b>1×</b> {reason}" in html
+    assert find_rows(html.split(reason, 1)[1], backend="cuda-ddp", world_size="4")
 
 
 def test_an_ok_row_without_phase_times_renders_them_as_other(tmp_path):

@@ -1,0 +1,201 @@
+"""summary.json: every derived figure the report shows, for scripts (README "summary.json").
+
+Why: a script that wants "the speedup of cuda-ddp ×4" should not scrape HTML. The file is
+a dict of sections assembled in one place: SECTIONS maps a key to a function
+(summary) -> JSON value, in order; a report module adds its section with one line,
+`summary_json.section("name")(fn)` (or the decorator form), and build() calls them all.
+Units are in the key names (_per_s, _s, fractions as 0..1); a figure that does not apply
+is null. Non-finite numbers become null, so the file is strict JSON.
+"""
+
+import json
+import math
+import os
+
+import efficiency
+import headline
+import loss_curves
+import microbench
+import page
+import tables
+from load import printable
+
+SUMMARY_SCHEMA_VERSION = 1
+SECTIONS = {}   # key -> fn(summary) -> JSON value; build() keeps this order
+
+
+def section(name):
+    """Decorator: register fn(summary) as summary.json's section `name`."""
+    def register(fn):
+        SECTIONS[name] = fn
+        return fn
+    return register
+
+
+def _num(v):
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)):
+        return v if math.isfinite(v) else None
+    return v
+
+
+def ref(g, multi_host=False):
+    """How a configuration is named elsewhere in the file: its label (machine: backend ×N ...)."""
+    return None if g is None else g.label(multi_host)
+
+
+def config(g, multi_host=False):
+    """One configuration's figures (a Group of derive.py)."""
+    return {
+        "label": g.label(multi_host), "run_id": g.run_id, "host": g.host,
+        "backend": g.backend, "world_size": g.world_size, "devices": g.devices,
+        "threads": g.threads, "settings": g.settings, "precision": g.precision,
+        "implementation": g.traits.get("implementation"), "device_kind": g.device_kind,
+        "parallelism": g.traits.get("parallelism"),
+        "repetitions": len(g.rows),
+        "median_samples_per_s": _num(g.med_sps), "min_samples_per_s": _num(g.min_sps),
+        "max_samples_per_s": _num(g.max_sps), "cv_samples_per_s": _num(g.cv_sps),
+        "noisy": g.noisy,
+        "time_per_epoch_s": _num(g.time_per_epoch),
+        "phase_s_per_epoch": {k: _num(v) for k, v in g.phases.items()},
+        "speedup_vs_fastest_cpu": _num(g.speedup_cpu), "cpu_baseline": ref(g.cpu_base, multi_host),
+        "speedup_vs_single_gpu": _num(g.speedup_gpu), "gpu_baseline": ref(g.gpu_base, multi_host),
+        "scaling_efficiency": _num(g.efficiency),
+        "scaling_base": ref(g.efficiency_base, multi_host),
+        "final_loss": _num(g.final_loss), "final_accuracy": _num(g.final_accuracy),
+        "loss_rel_err": _num(g.loss_rel_err), "loss_check": g.loss_state,
+        "loss_tolerance": g.loss_rtol,
+        "disturbed": g.disturbed, "disturbed_repetitions": g.disturbed_reps,
+        "others_cpu_share_max": _num(g.others_share_max),
+        "steal_share_max": _num(g.steal_share_max),
+    }
+
+
+@section("runs")
+def _runs(summary):
+    return [{"run_id": str(run.run_id), "path": run.path,
+             "host": (run.env.get("host") or {}).get("hostname")
+             if isinstance(run.env.get("host"), dict) else None,
+             "gpus": len(run.env["gpus"]) if isinstance(run.env.get("gpus"), list) else None}
+            for run in summary.runs]
+
+
+@section("headline")
+def _headline(summary):
+    mh = summary.multi_host
+    out = {"gpu_ran": headline.gpu_ran(summary),
+           "no_gpu_reasons": [] if headline.gpu_ran(summary) else
+           [{"reason": r, "skipped_configurations": n} for r, n in headline.no_gpu_reasons(summary)],
+           "workloads": []}
+    for line in headline.lines(summary):
+        entry = {"workload": line.workload}
+        for key, g in (("fastest_cpu", line.best_cpu), ("fastest_single_gpu", line.best_gpu),
+                       ("fastest_multi_gpu", line.best_multi)):
+            entry[key] = None if g is None else {
+                "label": g.label(mh), "median_samples_per_s": _num(g.med_sps),
+                "speedup_vs_fastest_cpu": _num(g.speedup_cpu), "cpu_baseline": ref(g.cpu_base, mh),
+                "scaling_efficiency": _num(g.efficiency),
+                "scaling_base": ref(g.efficiency_base, mh), "disturbed": g.disturbed}
+        entry["gpu_skipped"] = [{"reason": r, "count": n} for r, n in line.gpu_skipped]
+        entry["loss_checked_match"] = line.checked
+        entry["loss_mismatches"] = [g.label(mh) for g in line.mismatches]
+        entry["has_reference"] = line.has_ref
+        out["workloads"].append(entry)
+    return out
+
+
+@section("workloads")
+def _workloads(summary):
+    mh = summary.multi_host
+    return [{"workload": w.name, "meta": {k: _num(v) for k, v in w.meta.items()},
+             "cpu_baseline": ref(w.cpu_base, mh), "gpu_baseline": ref(w.gpu_base, mh),
+             "reference": ref(w.ref, mh),
+             "configurations": [config(g, mh) for g in w.groups],
+             "loss_curves": {
+                 "coinciding": [[g.label(mh) for g in c]
+                                for c in loss_curves.clusters(w.groups) if len(c) > 1],
+                 "relative_change": _num(loss_curves.relative_change(w.groups)),
+                 "flat": loss_curves.is_flat(w.groups)}}
+            for w in summary.workloads]
+
+
+@section("weak_scaling")
+def _weak(summary):
+    mh = summary.multi_host
+    return [{"stem": fam.stem, "workloads": fam.workloads, "notes": fam.notes,
+             "members": [{"label": g.label(mh), "workload": g.workload, "n": g.weak_n,
+                          "per_rank_batch": _num(g.per_rank_batch),
+                          "median_samples_per_s": _num(g.med_sps),
+                          "samples_per_s_per_rank": _num(g.sps_per_rank),
+                          "weak_scaling_efficiency": _num(g.weak_efficiency),
+                          "base": ref(g.weak_base, mh)} for g in fam.members]}
+            for fam in summary.weak]
+
+
+def _status_rows(rows):
+    return [{"reason": reason, "count": len(rs),
+             "configurations": [{"workload": r["workload"], "backend": r["backend"],
+                                 "world_size": r["world_size"], "devices": r["devices"],
+                                 "threads": r["threads"], "run_id": r["run_id"]} for r in rs]}
+            for reason, rs in tables.skipped_by_reason(rows)]
+
+
+@section("skipped")
+def _skipped(summary):
+    return {"count": len(summary.skipped), "by_reason": _status_rows(summary.skipped)}
+
+
+@section("failed")
+def _failed(summary):
+    return {"count": len(summary.failed), "by_reason": _status_rows(summary.failed)}
+
+
+@section("disturbed")
+def _disturbed(summary):
+    n, total, reps, all_reps = headline.disturbed_counts(summary)
+    return {"configurations": n, "of_configurations": total,
+            "repetitions": reps, "of_repetitions": all_reps,
+            "labels": [f"{w.name}: {g.label(summary.multi_host)}"
+                       for w in summary.workloads for g in w.groups if g.disturbed]}
+
+
+# Hardware efficiency (reports/efficiency.py): FLOPs, bytes, achieved rates, ceilings, % of roofline.
+section("efficiency")(efficiency.figures)
+
+
+@section("microbenchmarks")
+def _microbenchmarks(summary):
+    """Per run folder, each Google Benchmark file's entries: name, times with their unit,
+    iterations and every numeric counter (FLOP/s, B/s: per second, unscaled)."""
+    out = []
+    for run in summary.runs:
+        for bf in microbench.find(run.path):
+            entries = [{k: _num(v) for k, v in b.items()
+                        if k in ("name", "real_time", "cpu_time", "time_unit", "iterations")
+                        or k in bf.counters} for b in bf.rows]
+            out.append({"run_id": run.run_id, "file": os.path.basename(bf.path), "binary": bf.binary,
+                        "error": bf.error, "benchmarks": entries})
+    return out
+
+
+def build(summary):
+    """The whole document: schema version, then every registered section in order."""
+    doc = {"summary_schema_version": SUMMARY_SCHEMA_VERSION,
+           "generator": "reports/render.py"}
+    for name, fn in SECTIONS.items():
+        doc[name] = fn(summary)
+    return doc
+
+
+def path_beside(report_path):
+    """summary.json beside report.html; beside X.html (a merged report) X.summary.json."""
+    folder, name = os.path.split(os.path.abspath(report_path))
+    stem = name[:-5] if name.endswith(".html") else name
+    return os.path.join(folder, "summary.json" if stem == "report" else f"{stem}.summary.json")
+
+
+def write(path, doc):
+    """Write doc as strict JSON, atomically (a temporary file beside it, then os.replace)."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    page.write_atomic(path, printable(text))   # a path's non-UTF-8 bytes as \udcXX escapes

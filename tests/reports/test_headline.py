@@ -1,0 +1,203 @@
+"""The report's first screen and its baseline, on fixture runs, against hand-computed values.
+
+Expected numbers come from fixture_data.THROUGHPUT (the repetition jitter is symmetric,
+so the median is the listed value): the fastest CPU configuration of a workload is the
+speedup baseline whatever its threads or ranks, the float64 reference never is, a
+CPU row that failed its loss check never is; skipped rows collapse to one line per
+reason; disturbed rows are marked and counted.
+"""
+
+import os
+
+import fixture_data as fx
+import render
+from htmltables import cell, find_rows, tables
+
+LIN, MLP = fx.LINEAR, fx.MLP
+OMP4, OMP8 = ("cpu-omp", 1, "cpu", 4), ("cpu-omp", 1, "cpu", 8)
+DDP1, DDP2 = ("cpu-ddp", 1, "cpu", 4), ("cpu-ddp", 2, "cpu", 4)
+REF = ("reference", 1, "cpu", 1)
+GPU_OMP = ("cpu-omp", 1, "cpu", 16)
+
+
+def _render(*dirs, out=None):
+    args = [str(d) for d in dirs] + (["-o", str(out)] if out else [])
+    assert render.main(args) == 0
+    with open(out or os.path.join(dirs[0], "report.html"), encoding="utf-8") as f:
+        return f.read()
+
+
+def _section(html, workload):
+    return html.split(f"<h2>{workload}</h2>", 1)[1].split("<h2>", 1)[0]
+
+
+def _top(html):
+    """The headline section (everything before the navigation)."""
+    return html.split('<section class="headline"', 1)[1].split("<nav>", 1)[0]
+
+
+def _glance(html):
+    """The headline's per-workload table as {workload: row}."""
+    rows = tables(_top(html))[0]
+    return {r["workload"]: r for r in rows}
+
+
+def _speedups(section, header="speedup vs fastest CPU"):
+    return {r["backend"] + "×" + r["world size"] + "/" + r["threads"]: cell(r, header)
+            for r in tables(section)[0]}
+
+
+def test_fastest_cpu_is_the_baseline_whatever_its_parallelism(cpu_run):
+    # cpubox linear: cpu-ddp ×2 (5.22M) beats cpu-omp at 8 threads (5M): it is the baseline.
+    html = _render(cpu_run)
+    lin = _section(html, LIN)
+    assert "speedup vs fastest CPU: cpu-ddp ×2 (4 thr)" in lin
+    s = _speedups(lin)
+    assert s["cpu-ddp×2/4"] == "1.00×"
+    assert s["cpu-omp×1/8"] == f"{5e6 / 5.22e6:.2f}×" == "0.96×"
+    assert s["cpu-omp×1/4"] == f"{3e6 / 5.22e6:.2f}×" == "0.57×"
+    assert s["reference×1/1"] == f"{4e5 / 5.22e6:.2g}×" == "0.077×"
+    assert "Speedups are against the fastest CPU configuration of this workload " \
+           "(cpu-ddp ×2 (4 thr), 5.22 M samples/s)" in lin
+    # The MLP workload has only cpu-omp at 8 threads besides the reference.
+    assert "speedup vs fastest CPU: cpu-omp (8 thr)" in _section(html, MLP)
+
+
+def test_a_cpu_row_another_beat_is_never_the_baseline(tmp_path):
+    # The issue's busy machine: cpu-omp at 8 threads ran slowest of the CPU rows.
+    run = fx.write_run(tmp_path / "busy", "cpubox", speed={(LIN, OMP8): 0.1})
+    s = _speedups(_section(_render(run), LIN))
+    assert s["cpu-ddp×2/4"] == "1.00×"
+    assert s["cpu-omp×1/8"] == f"{5e5 / 5.22e6:.2g}×" == "0.096×"
+    cpu_rows = [v for k, v in s.items()]
+    assert max(float(v.rstrip("×")) for v in cpu_rows) == 1.0   # no CPU row beats its baseline
+
+
+def test_the_reference_is_excluded_even_when_fastest(tmp_path):
+    run = fx.write_run(tmp_path / "fastref", "cpubox", speed={(LIN, REF): 100.0})   # 40M
+    html = _render(run)
+    s = _speedups(_section(html, LIN))
+    assert s["reference×1/1"] == f"{4e7 / 5.22e6:.2f}×" == "7.66×"
+    assert s["cpu-ddp×2/4"] == "1.00×"
+    assert _glance(html)[LIN]["fastest CPU (the speedup baseline)"] == "cpu-ddp ×2 (4 thr) 5.22 M samples/s"
+
+
+def test_a_cpu_row_that_failed_its_loss_check_is_not_the_baseline(tmp_path):
+    run = fx.write_run(tmp_path / "wrong", "cpubox", loss_factor={(LIN, DDP2): 1.5})
+    html = _render(run)
+    lin = _section(html, LIN)
+    assert "speedup vs fastest CPU: cpu-omp (8 thr)" in lin
+    s = _speedups(lin)
+    assert s["cpu-omp×1/8"] == "1.00×"
+    assert s["cpu-ddp×2/4"] == f"{5.22 / 5:.2f}×" == "1.04×"
+    row = _glance(html)[LIN]
+    assert row["final loss vs reference"] == "✗ 1 MISMATCH: cpu-ddp ×2 (4 thr)"
+
+
+def test_cpu_only_headline_says_no_gpu_ran_and_why(cpu_run):
+    html = _render(cpu_run)
+    top = _top(html)
+    assert ("No GPU ran: this report compares CPU backends only. Why: no CUDA device "
+            "(cudaGetDeviceCount: no CUDA-capable device is detected) (1 configuration(s) "
+            "skipped); no CUDA device (2 configuration(s) skipped).") in " ".join(
+                top.replace("<b>", "").replace("</b>", "").split())
+    glance = _glance(html)
+    assert list(glance) == [LIN, MLP]
+    assert glance[LIN]["fastest CPU (the speedup baseline)"] == "cpu-ddp ×2 (4 thr) 5.22 M samples/s"
+    assert glance[MLP]["fastest CPU (the speedup baseline)"] == "cpu-omp (8 thr) 40 k samples/s"
+    assert "fastest single GPU" not in tables(top)[0][0]      # no GPU column at all
+    assert glance[LIN]["final loss vs reference"] == "✓ all 4 checked match"
+    # The headline (and its per-workload table) comes before any workload section.
+    assert html.index('class="results glance"') < html.index(f"<h2>{LIN}</h2>")
+
+
+def test_gpu_headline_speedups_and_efficiency(gpu_run):
+    html = _render(gpu_run)
+    assert "No GPU ran" not in html
+    g = _glance(html)
+    lin, mlp = g[LIN], g[MLP]
+    t = fx.THROUGHPUT["gpubox"][LIN]
+    assert lin["fastest CPU (the speedup baseline)"] == "cpu-omp (16 thr) 8 M samples/s"
+    # cuda (200M) beats cuda-ddp ×1 (195M) and cuda-dp ×1 (190M) on one GPU.
+    assert lin["fastest single GPU"] == "cuda (GPU 0) 200 M samples/s"
+    assert cell(lin, "speedup vs fastest CPU") == f"{200e6 / 8e6:.2f}×" == "25.00×"
+    assert lin["fastest multi-GPU"] == "cuda-ddp ×4 (GPU 0,1,2,3) 720 M samples/s"
+    speedups = [v for k, v in lin.items() if "speedup vs fastest CPU" in k]
+    assert speedups == ["25.00×", f"{720e6 / 8e6:.2f}×"] == ["25.00×", "90.00×"]
+    eff = t[("cuda-ddp", 4, "0,1,2,3", 16)] / t[("cuda", 1, "0", 16)] / 4
+    assert lin["scaling efficiency"] == f"{100 * eff:.1f}% vs cuda (GPU 0)" == "90.0% vs cuda (GPU 0)"
+    # MLP: cuda 4M, cuda-ddp ×2 7M, cpu-omp 16 threads 90k; cuda-ddp ×4 was skipped.
+    assert [v for k, v in mlp.items() if "speedup vs fastest CPU" in k] == \
+        [f"{4e6 / 9e4:.2f}×", f"{7e6 / 9e4:.2f}×"] == ["44.44×", "77.78×"]
+    assert mlp["scaling efficiency"] == f"{100 * 7 / 4 / 2:.1f}% vs cuda (GPU 0)" == "87.5% vs cuda (GPU 0)"
+
+
+def test_shared_device_rows_are_not_the_fastest_multi_gpu(tmp_path, monkeypatch):
+    monkeypatch.setitem(fx.THROUGHPUT["gpubox"][LIN], ("cuda-dp", 2, "0,0", 16), 900_000_000.0)
+    g = _glance(_render(fx.write_run(tmp_path / "shared", "gpubox")))
+    assert g[LIN]["fastest multi-GPU"] == "cuda-ddp ×4 (GPU 0,1,2,3) 720 M samples/s"
+
+
+def test_skipped_rows_collapse_to_one_line_per_reason(tmp_path, monkeypatch):
+    # 30 GPU configurations skipped for the same reason, as `make bench` on a CPU box.
+    why = "skipped: no CUDA device (cudaGetDeviceCount: no CUDA-capable device is detected)"
+    many = [(w, b, ws, ",".join(map(str, range(ws))), 4, why)
+            for w in (LIN, MLP) for b in ("cuda", "cuda-dp", "cuda-ddp") for ws in (1, 2, 3, 4, 8)]
+    assert len(many) == 30
+    monkeypatch.setitem(fx.NOT_RUN, "cpubox", fx.NOT_RUN["cpubox"] + many)
+    html = _render(fx.write_run(tmp_path / "many", "cpubox"))
+    top = _top(html)
+    assert "Skipped (33, by reason)" in top
+    reason = why.removeprefix("skipped: ")
+    assert f"<b>31×</b> {reason}" in top and "<b>2×</b> no CUDA device " in top
+    assert top.count("<summary>") == 2                       # one line per reason
+    # The rows are kept, folded into <details>, without repeating the reason.
+    detail = top.split(f"<b>31×</b> {reason}", 1)[1].split("</details>", 1)[0]
+    assert len(tables(detail)[0]) == 31 and "reason" not in tables(detail)[0][0]
+    # Not repeated under every workload: one line pointing to the headline.
+    lin = _section(html, LIN)
+    assert reason not in lin
+    assert "18 configuration(s) skipped" in lin and 'href="#skipped"' in lin
+
+
+def test_disturbed_rows_are_marked_counted_and_named_in_the_headline(tmp_path):
+    busy = {"disturbed": "true", "others_cpu_share": "0.31", "steal_share": "0"}
+    quiet = {"disturbed": "false", "others_cpu_share": "0.01", "steal_share": "0"}
+    settings = {(w, k): quiet for w, t in fx.THROUGHPUT["gpubox"].items() for k in t}
+    settings[(LIN, GPU_OMP)] = busy
+    run = fx.write_run(tmp_path / "busy", "gpubox", settings=settings)
+    html = _render(run)
+    top = " ".join(_top(html).split())
+    assert "⚠ disturbed: 1 of 13 configuration(s)</b> (5 of 65 repetitions)" in top
+    assert "Headline figures from disturbed rows:</b> linear-64x1-100k: cpu-omp (16 thr)." in top
+    assert _glance(html)[LIN]["fastest CPU (the speedup baseline)"] == \
+        "cpu-omp (16 thr) 8 M samples/s ⚠ disturbed"
+    lin = _section(html, LIN)
+    assert find_rows(lin, backend="cpu-omp ⚠ disturbed", threads="16")
+    assert lin.count('<tr class="disturbed">') == 1
+    assert 'title="5 of 5 repetition(s) disturbed; other processes took up to 31% of the CPU time' in lin
+    assert "⚠ disturbed: cpu-omp (16 thr) — other processes" in lin
+    assert "⚠ disturbed" not in _section(html, MLP)
+
+
+def test_rows_without_disturbance_cells_are_not_marked(gpu_run):
+    html = _render(gpu_run)
+    assert "disturbed" not in _top(html) and 'class="disturbed"' not in html
+
+
+def test_no_gpu_reason_from_env_json_when_no_gpu_row_was_asked_for(tmp_path):
+    html = _render(fx.write_run(tmp_path / "cpuonly", "cpubox", not_run=False))
+    top = " ".join(_top(html).replace("<b>", "").replace("</b>", "").split())
+    assert ("No GPU ran: this report compares CPU backends only. Why: cudaGetDeviceCount: "
+            "no CUDA-capable device is detected (env.json).") in top
+
+
+def test_a_reference_with_other_workload_cells_checks_nothing(tmp_path):
+    # The reference trained without a warm-up epoch: no row has a same-cells reference.
+    run = fx.write_run(tmp_path / "refwarm", "cpubox",
+                       settings={(w, ("reference", 1, "cpu", 1)): {"warmup": "0"} for w in (LIN, MLP)})
+    html = _render(run)
+    assert _glance(html)[LIN]["final loss vs reference"] == \
+        "not checked (the reference trained other settings: workload cells differ)"
+    assert "correctness not checked: no configuration has a reference row with the same " \
+           "workload cells" in _top(html)
