@@ -157,6 +157,10 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string&, bool, RunFlags* f) { f->config.shuffle = true; }},
       {"--drop-last", nullptr, "drop the last partial batch of each epoch (default: keep it, mean over its size)",
        [](const std::string&, bool, RunFlags* f) { f->config.drop_last = true; }},
+      {"--target-loss", "X",
+       "time to target: evaluate after every timed epoch until the loss is <= X (finite, >= 0); the time "
+       "and epoch it is first reached are columns (default: not set)",
+       [](const std::string& v, bool, RunFlags* f) { f->config.target_loss = parse_positive("--target-loss", v, true); }},
       {"--precision", "fp32|tf32", "arithmetic: fp32 (default); tf32 lets GPU GEMMs use TF32",
        [](const std::string& v, bool, RunFlags* f) {
          if (v != "fp32" && v != "tf32") bad("--precision", v, "allowed: fp32, tf32");

@@ -45,6 +45,10 @@ struct ResultRow {
   // The dataset's upload before the timed epochs (Trainer::prepare_repetition); < 0: none, cells empty.
   double upload_s = -1, upload_gbps = -1;
   double final_loss = 0, final_accuracy = -1;  // accuracy < 0: regression, cell empty
+  // Time to target (--target-loss): seconds from the first timed epoch's start to the end
+  // of the first evaluation at or below the target, and that epoch (1-based); -1: not reached.
+  double time_to_target_s = -1;
+  int64_t target_epoch = -1;
   double param_checksum = 0;
   int64_t peak_host_mem_bytes = 0, peak_device_mem_bytes = 0;
   // Disturbance during the timed epochs (disturbance.h): other processes' and the

@@ -95,6 +95,9 @@ const std::vector<Column>& table() {
       {"drop_last", T::kBool, R::kWorkload, "", false,
        "the last partial batch of an epoch is dropped (`--drop-last`); false: kept, its mean over its own size",
        [](const ResultRow& r) { return boolean(r.config.drop_last); }},
+      {"target_loss", T::kFloat, R::kWorkload, "", true,
+       "`--target-loss`: the evaluated loss a time-to-target run aims at (see time_to_target_s); empty: not set",
+       [](const ResultRow& r) { return r.config.has_target() ? num(r.config.target_loss) : std::string(); }},
       {"precision", T::kString, R::kSetup, "", false,
        "what the backend computed in: `fp64` (reference), `fp32`, `tf32` (`--precision tf32`: CUDA GEMMs)",
        [](const ResultRow& r) { return r.precision; }, nullptr, kKnobTf32},
@@ -210,6 +213,21 @@ const std::vector<Column>& table() {
        [](const ResultRow& r) { return num(r.final_loss); }},
       {"final_accuracy", T::kFloat, R::kMetric, "fraction", true, "0..1, classification only; empty for regression",
        [](const ResultRow& r) { return r.final_accuracy < 0 ? std::string() : num(r.final_accuracy); }},
+      {"target_reached", T::kBool, R::kMetric, "", true,
+       "`--target-loss` runs: true when the loss over the whole training set, evaluated after every timed epoch, "
+       "reached target_loss (≤) within the timed epochs, false when it never did; empty without `--target-loss`",
+       [](const ResultRow& r) {
+         return !r.config.has_target() ? std::string() : boolean(r.target_epoch > 0);
+       }},
+      {"time_to_target_s", T::kFloat, R::kMetric, "s", true,
+       "wall time from the start of the first timed epoch to the end of the first evaluation at or below "
+       "target_loss, evaluations included (MLPerf's rule: the clock does not pause), the slowest rank's; empty "
+       "when not reached or not set",
+       [](const ResultRow& r) { return r.target_epoch > 0 ? num(r.time_to_target_s) : std::string(); }},
+      {"target_epoch", T::kInt, R::kMetric, "epochs", true,
+       "the timed epoch (1-based) after which the evaluated loss first reached target_loss; empty when not "
+       "reached or not set",
+       [](const ResultRow& r) { return r.target_epoch > 0 ? std::to_string(r.target_epoch) : std::string(); }},
       {"param_checksum", T::kFloat, R::kMetric, "", false, "sum of all final parameters",
        [](const ResultRow& r) {
          char buf[40];

@@ -28,6 +28,9 @@ struct RunConfig {
   int64_t reps = 3;      // timed repetitions, one CSV row each
   bool shuffle = false;
   bool drop_last = false;
+  // Time to target (--target-loss X): after every timed epoch, until it is first
+  // reached, the runner evaluates the loss over the whole training set; < 0: not set.
+  double target_loss = -1;
   std::string precision = "fp32";
   // Multi-process (cpu-ddp, cuda-ddp): ranks, gradient buckets, overlap, watchdog.
   int world_size = 1;         // ranks the suite launches (run: taken from mpirun)
@@ -53,6 +56,7 @@ struct RunConfig {
   int64_t bucket_bytes() const { return static_cast<int64_t>(bucket_mb * (1 << 20)); }
   bool data_on_device() const { return data_placement == "device"; }
   bool dp_persistent() const { return dp_mode == "persistent"; }
+  bool has_target() const { return target_loss >= 0; }
 };
 
 // Default workload name, e.g. "mlp-784x256x256x10-60k-b256".

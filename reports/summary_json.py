@@ -12,10 +12,13 @@ import json
 import math
 import os
 
+import crossover
+import dp_ddp
 import efficiency
 import headline
 import loss_curves
 import microbench
+import time_to_target
 import page
 import tables
 from load import printable
@@ -162,6 +165,10 @@ def _disturbed(summary):
 
 # Hardware efficiency (reports/efficiency.py): FLOPs, bytes, achieved rates, ceilings, % of roofline.
 section("efficiency")(efficiency.figures)
+# DataParallel vs DDP, time to target, crossovers (reports/dp_ddp.py, time_to_target.py, crossover.py).
+section("dp_vs_ddp")(lambda summary: dp_ddp.figures(summary)["dp_vs_ddp"])
+section("time_to_target")(lambda summary: time_to_target.figures(summary)["time_to_target"])
+section("crossovers")(lambda summary: crossover.figures(summary)["crossovers"])
 
 
 @section("microbenchmarks")
@@ -184,8 +191,20 @@ def build(summary):
     doc = {"summary_schema_version": SUMMARY_SCHEMA_VERSION,
            "generator": "reports/render.py"}
     for name, fn in SECTIONS.items():
-        doc[name] = fn(summary)
+        doc[name] = _strict(fn(summary))
     return doc
+
+
+def _strict(v):
+    """v with every non-finite float as None, recursively (a section module may hand back
+    a NaN median; strict JSON has no NaN), tuples as lists and keys as strings."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {str(k): _strict(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_strict(x) for x in v]
+    return v
 
 
 def path_beside(report_path):

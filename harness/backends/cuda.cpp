@@ -384,7 +384,7 @@ class CudaTrainer final : public Trainer {
       // Linear regression: forward, loss and gradients in one pass over X (so forward_s
       // holds the backward too, as on cpu-omp); its one layer goes to the reducer after.
       m.fused_step(b, count, global, step_loss_ + s);
-      mark(mk, 2);  // null for an untimed step (epochs past 128 steps): no event
+      mark(mk, 2);
       if (par_.reducer) par_.reducer->layer_ready(s, 0);
     } else if (count > 0) {
       m.forward(b.x, count);

@@ -129,7 +129,9 @@ def test_report_and_gpu_targets_read_the_run(run):
                        text=True)
     assert p.returncode == 0, p.stderr
     html = (out / "report.html").read_text()
-    for section in ["Weak scaling", "cuda-dp", "cuda-ddp"]:
+    # DataParallel vs DDP: the dpddp-* workloads; Crossovers: the sweep-mlp-w* width sweep.
+    for section in ["Weak scaling", "cuda-dp", "cuda-ddp",
+                    '<section id="dp-vs-ddp">', '<section id="crossovers">']:
         assert section in html, section
     p = subprocess.run([sys.executable, os.path.join(REPO, "bench", "gpu_targets.py"), str(out)],
                        capture_output=True, text=True)

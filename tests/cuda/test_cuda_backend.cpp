@@ -109,6 +109,20 @@ TEST_F(CudaBackend, LinearRegressionMatchesReferenceFusedOrNot) {
   }
 }
 
+// An epoch of more steps than the phase-event pool holds (phase_sample.h: 128 timed
+// steps) leaves most steps untimed: the fused linear step must not record an event of
+// an untimed step (it once did, and crashed on 251 steps per epoch).
+TEST_F(CudaBackend, FusedStepsBeyondThePhaseEventPoolMatchReference) {
+  const std::vector<int64_t> layers{24, 1};
+  const Dataset data = make_data(Task::kRegression, 1003, layers[0], layers[1]);
+  RunConfig opt = options(layers, Task::kRegression, 4);  // 251 steps per epoch
+  const Trained ref = train("reference", data, opt, 1, true);
+  opt.cuda_graph = false;
+  const Trained gpu = train("cuda", data, opt, 1, true);
+  EXPECT_LT(max_rel(gpu.params, ref.params), 2e-4);
+  EXPECT_NEAR(gpu.eval.loss, ref.eval.loss, 1e-4 * std::max(1.0, ref.eval.loss));
+}
+
 TEST_F(CudaBackend, CudaGraphGivesTheSameParametersAsWithout) {
   const Dataset data = make_data(Task::kClassification, 1003, 24, 5);
   RunConfig opt = options({24, 40, 5}, Task::kClassification, 64);

@@ -153,8 +153,9 @@ def test_merged_report_keeps_both_machines(cpu_run, gpu_run, tmp_path):
 
 def test_report_is_self_contained_with_plots_env_and_formulas(gpu_run):
     html = _render(gpu_run)
-    # 2 workloads × (throughput, scaling, phases, loss curves)
-    assert html.count('<img src="data:image/png;base64,') == 8
+    # 2 workloads × (throughput, scaling, phases, loss curves), and DataParallel vs DDP
+    # (samples/s and phases) for the linear workload, which has cuda-dp and cuda-ddp rows
+    assert html.count('<img src="data:image/png;base64,') == 8 + 2
     assert "<script" not in html
     assert "http://" not in html and "https://" not in html
     assert "580.65.06" in html and "NVIDIA H100 80GB HBM3" in html
@@ -167,7 +168,7 @@ def test_missing_curves_still_renders_with_a_note(gpu_run):
     os.remove(os.path.join(gpu_run, "curves.csv"))
     html = _render(gpu_run)
     assert "curves.csv: missing" in html
-    assert html.count("<img") == 6
+    assert html.count("<img") == 6 + 2   # no loss curves; DataParallel vs DDP's two plots
 
 
 def test_all_skipped_run_renders(tmp_path):

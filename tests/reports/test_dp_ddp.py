@@ -1,0 +1,146 @@
+"""DataParallel vs DDP head to head (reports/dp_ddp.py): which rows, the figures, the section.
+
+The gpubox fixture's linear workload (100,000 rows) has cuda 200 M samples/s at 1 GPU,
+cuda-dp 190/240/280 M and cuda-ddp 195/380/720 M at 1/2/4 GPUs; the PyTorch peers added
+here have torch-cuda 180 M, torch-dp 150/200 M and torch-ddp 300/560 M at 2/4 GPUs, their
+phase cells empty (as the peers write them on GPUs). By hand, DDP ÷ DP:
+  trainbench  1: 195/190 = 1.03×   2: 380/240 = 1.58×   4: 720/280 = 2.57×
+  PyTorch     2: 300/150 = 2.00×   4: 560/200 = 2.80×
+Phases (fixture: forward 0.40, backward 0.35, optimizer 0.10, transfer 0.05, comm 0.05 of
+the time): cuda-dp at 2 GPUs takes 100,000 / 240e6 = 4.1667e-4 s per epoch, so forward
+1.667e-4 s, comm 2.083e-5 s and other (the 5% left) 2.083e-5 s.
+"""
+
+import json
+import os
+
+import pytest
+
+import derive
+import dp_ddp
+import fixture_data as fx
+import render
+from htmltables import tables
+from load import PHASE_COLUMNS, load_runs
+
+L = fx.LINEAR
+PEERS = {("torch-cuda", 1, "0", 1): 180e6,
+         ("torch-dp", 2, "0,1", 1): 150e6, ("torch-dp", 4, "0,1,2,3", 1): 200e6,
+         ("torch-ddp", 2, "0,1", 1): 300e6, ("torch-ddp", 4, "0,1,2,3", 1): 560e6}
+SHARED = ("cuda-dp", 2, "0,0", 16)
+
+
+def _write(folder, rows, curves, machine="gpubox"):
+    os.makedirs(folder, exist_ok=True)
+    fx.write_csv(os.path.join(folder, "results.csv"), fx.RESULT_COLUMNS, rows)
+    fx.write_csv(os.path.join(folder, "curves.csv"), fx.CURVE_COLUMNS, curves)
+    with open(os.path.join(folder, "env.json"), "w", encoding="utf-8") as f:
+        json.dump(fx.env_for(machine), f)
+    return str(folder)
+
+
+@pytest.fixture
+def with_peers(monkeypatch):
+    """The gpubox linear workload with PyTorch GPU peers and one shared-device cuda-dp row."""
+    monkeypatch.setitem(fx.TRAITS, "torch-cuda", ("pytorch", "gpu", "none", "", "false"))
+    monkeypatch.setitem(fx.TRAITS, "torch-dp", ("pytorch", "gpu", "dp", "torch-cuda", "false"))
+    monkeypatch.setitem(fx.TRAITS, "torch-ddp", ("pytorch", "gpu", "ddp", "torch-cuda", "false"))
+    table = {**fx.THROUGHPUT["gpubox"][L], **PEERS}
+    table[SHARED] = 100e6
+    monkeypatch.setitem(fx.THROUGHPUT["gpubox"], L, table)
+
+
+def _peer_run(folder):
+    rows, curves = fx.build_rows("gpubox")
+    for r in rows:
+        if r["backend"].startswith("torch-"):
+            for c in PHASE_COLUMNS:
+                r[c] = ""   # no per-phase clocks on the GPU (bench/peers/pytorch_train.py)
+    return _write(folder, rows, curves)
+
+
+def _summary(folder):
+    return derive.summarize(load_runs([str(folder)]))
+
+
+def _html(folder):
+    assert render.main([str(folder)]) == 0
+    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
+        return f.read()
+
+
+def _section(html):
+    assert '<section id="dp-vs-ddp"><h2>DataParallel vs DDP</h2>' in html
+    return html.split('<section id="dp-vs-ddp">', 1)[1].split("</section>", 1)[0]
+
+
+def test_only_gpu_workloads_with_both_dp_and_ddp_rows_get_a_comparison(tmp_path, with_peers):
+    s = _summary(_peer_run(tmp_path / "gpu"))
+    cs = dp_ddp.comparisons(s)
+    # The MLP workload has cuda-ddp but no DataParallel row: nothing is said about it.
+    assert [c.workload for c in cs] == [L]
+    c = cs[0]
+    assert c.counts == [1, 2, 4]
+    assert [s.label for s in c.series] == [
+        "trainbench 1 GPU (cuda)", "trainbench DataParallel (cuda-dp)", "trainbench DDP (cuda-ddp)",
+        "PyTorch 1 GPU (torch-cuda)", "PyTorch DataParallel (torch-dp)", "PyTorch DDP (torch-ddp)"]
+    ratio = {impl: {n: v[0] for n, v in by_n.items()} for impl, by_n in c.ratios.items()}
+    assert ratio["trainbench"] == pytest.approx({1: 195 / 190, 2: 380 / 240, 4: 720 / 280})
+    assert ratio["pytorch"] == pytest.approx({2: 300 / 150, 4: 560 / 200})
+    # The shared-device row is not 2 GPUs: left out, and said so.
+    assert all(g.devices != "0,0" for s_ in c.series for g in s_.groups.values())
+    assert len(c.notes) == 1 and "shared-device" in c.notes[0] and "0,0" in c.notes[0]
+
+
+def test_the_section_shows_samples_per_s_ratios_and_phases_side_by_side(tmp_path, with_peers):
+    section = _section(_html(_peer_run(tmp_path / "gpu")))
+    thr, phases = tables(section)
+    by = {r["configuration"]: r for r in thr}
+    assert by["trainbench DataParallel (cuda-dp)"]["2 GPUs samples/s"] == "240 M"
+    assert by["trainbench DDP (cuda-ddp)"]["4 GPUs samples/s"] == "720 M"
+    assert by["trainbench 1 GPU (cuda)"]["1 GPU samples/s"] == "200 M"
+    assert by["trainbench 1 GPU (cuda)"]["2 GPUs samples/s"] == "–"
+    assert by["PyTorch DDP (torch-ddp)"]["2 GPUs samples/s"] == "300 M"
+    assert [by["trainbench: DDP ÷ DP"][f"{n} GPU{'s' if n > 1 else ''} samples/s"]
+            for n in (1, 2, 4)] == ["1.03×", "1.58×", "2.57×"]
+    assert [by["PyTorch: DDP ÷ DP"][f"{n} GPU{'s' if n > 1 else ''} samples/s"]
+            for n in (1, 2, 4)] == ["–", "2.00×", "2.80×"]
+    ph = {(r["GPUs"], r["configuration"]): r for r in phases}
+    dp2 = ph[("2", "trainbench DataParallel (cuda-dp)")]
+    assert dp2["time per epoch (s)"] == "0.0004167"
+    assert dp2["forward (s/epoch)"] == "0.0001667"
+    assert dp2["comm (s/epoch)"] == "2.083e-05"
+    assert dp2["other (s/epoch)"] == "2.083e-05"
+    peer = ph[("4", "PyTorch DataParallel (torch-dp)")]
+    assert peer["forward (s/epoch)"] == "not measured"
+    assert peer["other (s/epoch)"] == peer["time per epoch (s)"] == "0.0005"   # 100,000 / 200e6
+    assert section.count("<img ") == 2   # samples/s vs GPUs, phases
+    assert "shared-device" in section
+
+
+def test_absent_without_both_kinds_on_gpus(tmp_path, cpu_run):
+    # cpubox: cpu-ddp has no DataParallel twin, the GPU rows are skipped: no section, no link.
+    html = _html(cpu_run)
+    assert 'id="dp-vs-ddp"' not in html and "DataParallel vs DDP" not in html
+    # gpubox without cuda-dp: DDP alone is no head to head.
+    folder = fx.write_run(tmp_path / "noddp", "gpubox", drop=("cuda-dp",))
+    assert dp_ddp.comparisons(_summary(folder)) == []
+    assert 'id="dp-vs-ddp"' not in _html(folder)
+
+
+def test_dp_and_ddp_are_told_by_the_parallelism_column_not_the_name(tmp_path, monkeypatch):
+    # A renamed backend with the dp trait still counts; cuda-dp recast as ddp does not.
+    monkeypatch.setitem(fx.TRAITS, "cuda-dp", ("trainbench", "gpu", "ddp", "cuda", "false"))
+    folder = fx.write_run(tmp_path / "recast", "gpubox")
+    assert dp_ddp.comparisons(_summary(folder)) == []
+
+
+def test_figures_for_summary_json(tmp_path, with_peers):
+    f = dp_ddp.figures(_summary(_peer_run(tmp_path / "gpu")))["dp_vs_ddp"]
+    assert len(f) == 1 and f[0]["workload"] == L and f[0]["gpus"] == [1, 2, 4]
+    assert f[0]["ddp_over_dp"]["trainbench"]["4"] == pytest.approx(720 / 280)
+    dp = next(s for s in f[0]["series"] if s["label"] == "trainbench DataParallel (cuda-dp)")
+    assert dp["samples_per_s"]["2"] == pytest.approx(240e6)
+    assert dp["phases_s_per_epoch"]["2"]["forward"] == pytest.approx(0.4 * 1e5 / 240e6)
+    peer = next(s for s in f[0]["series"] if s["label"] == "PyTorch DDP (torch-ddp)")
+    assert peer["phases_s_per_epoch"]["4"] is None
