@@ -70,6 +70,9 @@ class Trainer {
   // The CUDA devices this process computes on, each once (the runner samples their NVML
   // telemetry, harness/gpu_telemetry.h); empty for CPU trainers.
   virtual std::vector<int> gpus() const { return {}; }
+  // What the "gpu_bus_ids" column shows: the PCI bus id of each GPU of devices(), in the
+  // same order ("0000:3b:00.0,0000:3b:00.0": two replicas on one GPU); "" on the CPU.
+  virtual std::string gpu_bus_ids() const { return ""; }
   // Model replicas this process trains (cuda-dp: one per slot; cpu-hogwild: its worker
   // processes, which share one replica); the row's world_size is replicas x the job's ranks.
   virtual int replicas() const { return 1; }

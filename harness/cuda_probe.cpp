@@ -1,21 +1,46 @@
 // harness/cuda_probe.cpp — GPU inventory through the CUDA runtime (CUDA builds only).
-// On a machine without a usable device every call fails cleanly and the reason
-// (cudaGetErrorString) is reported instead of a GPU list.
+// On a machine without a usable device every call fails cleanly and the reason is
+// reported instead of a GPU list: a driver older than the runtime, no driver at all
+// (libcuda.so.1 does not load), or CUDA's own error (gpu_readiness.h words them).
+// gpu_code_problem probes one of our kernels on a GPU: no image of this build for it.
+#include <dlfcn.h>
+
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #if defined(TB_HAVE_NCCL)
 #include <nccl.h>
 #endif
 
+#include <fstream>
 #include <string>
 
+#include "harness/gpu_readiness.h"
 #include "harness/host_info.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda_arch.h"
 
 namespace tb {
 namespace {
 
-std::string version_string(int v) {  // 13000 -> "13.0"
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+std::string version_string(int v) { return cuda_version_text(v); }  // 13000 -> "13.0"
+
+// Whether the driver's user-space library loads (the runtime dlopens the same name).
+bool libcuda_loads() {
+  void* h = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (h) ::dlclose(h);
+  return h != nullptr;
+}
+
+// The kernel module's version from "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ...".
+std::string driver_release() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(in, line)) return "";
+  const auto at = line.find("Kernel Module");
+  if (at == std::string::npos) return "";
+  const auto b = line.find_first_not_of(' ', at + 13);
+  const auto e = b == std::string::npos ? b : line.find(' ', b);
+  return b == std::string::npos ? "" : line.substr(b, e - b);
 }
 
 // The cuBLAS library loaded: cublasGetProperty needs no handle and no context.
@@ -75,7 +100,14 @@ GpuInventory gpu_inventory(FreeMemory free_memory) {
   g.cublas_version = cublas_version();
   g.nccl_version = nccl_version();
   if (err != cudaSuccess || count == 0) {
-    g.reason = std::string("no CUDA device (") + (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")";
+    DriverFacts f;
+    f.driver_cuda = drv;
+    f.runtime_cuda = rt;
+    f.error = err != cudaSuccess ? cudaGetErrorString(err) : "";
+    f.device_count = count;
+    if (drv == 0) f.libcuda_loads = libcuda_loads();  // only asked when the driver gave no version
+    if (drv > 0) f.driver_release = driver_release();
+    g.reason = no_device_reason(f);
     cudaGetLastError();  // clear the sticky error for later callers
     return g;
   }
@@ -113,6 +145,29 @@ GpuInventory gpu_inventory(FreeMemory free_memory) {
   if (!g.usable) g.reason = "no CUDA device (properties could not be read)";
   if (g.usable && free_memory == FreeMemory::kAllDevices) read_free_memory(&g);
   return g;
+}
+
+std::string gpu_code_problem(int device) {
+  const cudaError_t err = cuda::probe_kernel_image(device);
+  if (err == cudaSuccess) return "";
+  if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidDeviceFunction ||
+      err == cudaErrorUnsupportedPtxVersion) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, device) != cudaSuccess) cudaGetLastError();
+    std::string why = no_kernel_image_message(p.major, p.minor, TB_CUDA_ARCHS);
+    if (err == cudaErrorUnsupportedPtxVersion) why += " (the driver is too old for this build's PTX)";
+    return why;
+  }
+  return "GPU " + std::to_string(device) + " cannot run this build's kernels: " + cudaGetErrorString(err);
+}
+
+std::string gpu_unusable_reason(int device) {
+  const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
+  if (!g.usable) return g.reason;
+  if (device >= static_cast<int>(g.gpus.size())) {
+    return "no GPU " + std::to_string(device) + " (found " + std::to_string(g.gpus.size()) + ")";
+  }
+  return gpu_code_problem(device);
 }
 
 }  // namespace tb

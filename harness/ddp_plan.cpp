@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -68,6 +69,64 @@ std::vector<Bucket> plan_buckets(const ParamLayout& layout, int64_t bucket_bytes
   }
   if (open) buckets.push_back(cur);
   return buckets;
+}
+
+namespace {
+// Node keys in order of their first rank (rank_devices, rank_bus_ids).
+std::vector<uint32_t> nodes_in_rank_order(const std::vector<uint32_t>& node) {
+  std::vector<uint32_t> seen;
+  for (uint32_t k : node)
+    if (std::find(seen.begin(), seen.end(), k) == seen.end()) seen.push_back(k);
+  return seen;
+}
+}  // namespace
+
+// DOMAIN:BB:DD.F: 1-8 hex digits, two, two, one (sscanf's %x would also take "0x" prefixes).
+double pci_bus_key(const std::string& id) {
+  const auto hex = [&](size_t at, size_t n, uint64_t* v) {
+    *v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(id[i])));
+      const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (digit < 0) return false;
+      *v = *v * 16 + static_cast<uint64_t>(digit);
+    }
+    return true;
+  };
+  const size_t colon = id.find(':');
+  if (colon == std::string::npos || colon == 0 || colon > 8 || id.size() != colon + 8) return -1;
+  uint64_t domain = 0, bus = 0, dev = 0, fn = 0;
+  if (!hex(0, colon, &domain) || id[colon + 3] != ':' || id[colon + 6] != '.' || !hex(colon + 1, 2, &bus) ||
+      !hex(colon + 4, 2, &dev) || !hex(colon + 7, 1, &fn) || dev > 0x1f || fn > 7) {
+    return -1;
+  }
+  return static_cast<double>((domain << 16) | (bus << 8) | (dev << 3) | fn);
+}
+
+std::string pci_bus_text(double key) {
+  if (key < 0) return "?";
+  const uint64_t k = static_cast<uint64_t>(key);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", static_cast<unsigned>(k >> 16),
+                static_cast<unsigned>((k >> 8) & 0xff), static_cast<unsigned>((k >> 3) & 0x1f),
+                static_cast<unsigned>(k & 7));
+  return buf;
+}
+
+std::string pci_bus_normal(const std::string& id) {
+  const double k = pci_bus_key(id);
+  return k < 0 ? id : pci_bus_text(k);
+}
+
+std::string rank_bus_ids(const std::vector<std::string>& bus, const std::vector<uint32_t>& node) {
+  const std::vector<uint32_t> seen = nodes_in_rank_order(node);
+  std::string out;
+  for (size_t r = 0; r < bus.size(); ++r) {
+    if (r) out += ",";
+    if (seen.size() > 1) out += std::to_string(std::find(seen.begin(), seen.end(), node[r]) - seen.begin()) + "/";
+    out += bus[r];
+  }
+  return out;
 }
 
 std::string rank_devices(const std::vector<int>& device, const std::vector<uint32_t>& node) {

@@ -45,6 +45,20 @@ std::string one_gpu_per_rank_shortfall(int gpus, int ranks);
 // two nodes' GPU 0 never read as one shared GPU.
 std::string rank_devices(const std::vector<int>& device, const std::vector<uint32_t>& node);
 
+// A PCI bus id ("0000:3b:00.0", cudaDeviceGetPCIBusId) as a number exact in a double
+// (domain << 16 | bus << 8 | device << 3 | function), so it can travel through an
+// allgather of doubles; -1 for text that is not one. pci_bus_text turns it back.
+double pci_bus_key(const std::string& id);
+std::string pci_bus_text(double key);
+// A bus id as pci_bus_text writes it (lower case, 4-digit domain); other text unchanged.
+std::string pci_bus_normal(const std::string& id);
+
+// The gpu_bus_ids column of a multi-rank row: every rank's GPU by PCI bus id, in rank
+// order. One node: "0000:3b:00.0,0000:5e:00.0". Several: NODE/BUS per rank, nodes
+// numbered as in rank_devices ("0/0000:3b:00.0,1/0000:3b:00.0"): a bus id names a GPU
+// only within its node.
+std::string rank_bus_ids(const std::vector<std::string>& bus, const std::vector<uint32_t>& node);
+
 // A contiguous slice [offset, offset + count) of the flat gradient buffer holding
 // whole layers first_layer..last_layer; it can be reduced once layer first_layer's
 // gradients are final (backward runs last layer -> first).

@@ -90,6 +90,8 @@ GpuInventory gpu_inventory(FreeMemory) {
   g.reason = "built without CUDA (no nvcc found at configure time, or TB_ENABLE_CUDA=OFF)";
   return g;
 }
+std::string gpu_code_problem(int) { return ""; }
+std::string gpu_unusable_reason(int) { return gpu_inventory(FreeMemory::kNotRead).reason; }
 #endif
 
 }  // namespace tb

@@ -50,6 +50,17 @@ enum class FreeMemory {
 // Without a CUDA build: usable = false, reason "built without CUDA".
 GpuInventory gpu_inventory(FreeMemory free_memory);
 
+// "" when this build has code GPU `device` runs — one of our kernels probed there
+// (cudaFuncGetAttributes) — else why not, e.g. "this build has no kernel image for sm_75
+// (built for sm_80, sm_90 + PTX compute_90): rebuild with CMAKE_CUDA_ARCHITECTURES=75".
+// Leaves `device` current with its context made (the caller is about to use it; restoring
+// the previous device would make a context there). Without CUDA: "".
+std::string gpu_code_problem(int device);
+
+// gpu_inventory's reason, or gpu_code_problem(device): "" when GPU `device` can run a GPU
+// test or backend here (the GPU tests' gate, tests/cuda/gpu_gate.h).
+std::string gpu_unusable_reason(int device = 0);
+
 // Text for `trainbench devices`.
 std::string format_devices(const HostInfo& h, const GpuInventory& g);
 

@@ -36,6 +36,7 @@ struct ResultRow {
   std::string precision;        // what the backend actually used (reference: fp64)
   int world_size = 1;
   std::string devices = "cpu";
+  std::string gpu_bus_ids;      // Trainer::gpu_bus_ids(): PCI bus id per entry of devices, "" on the CPU
   int64_t repetition = 0;
   bool has_metrics = false;     // false for skipped/failed rows: metric cells stay empty
   double train_time_s = 0, samples_per_s = 0;

@@ -106,9 +106,10 @@ const std::vector<Column>& table() {
        "cpu-ddp and cuda-ddp, the worker processes of cpu-hogwild (which share one replica)",
        [](const ResultRow& r) { return std::to_string(r.world_size); }},
       {"devices", T::kString, R::kSetup, "", false,
-       "`cpu`, or the GPUs used: `cuda` its GPU (`--device`); `cuda-dp` each replica's GPU (`0,0`: two replicas "
-       "share GPU 0, flagged shared-device in the report); `cuda-ddp` each rank's GPU in rank order, `NODE:GPU` "
-       "per rank when the job spans nodes (nodes numbered by their first rank)",
+       "`cpu`, or the GPUs used as each process numbers them: `cuda` its GPU (`--device`); `cuda-dp` each "
+       "replica's GPU (`0,0`: two replicas share GPU 0); `cuda-ddp` each rank's GPU in rank order, `NODE:GPU` "
+       "per rank when the job spans nodes (nodes numbered by their first rank). Which physical GPU each is, and "
+       "so whether one is shared (the report's shared-device flag): `gpu_bus_ids`",
        [](const ResultRow& r) { return r.devices; }, nullptr, kKnobDevice},
       {"threads", T::kInt, R::kSetup, "threads", false,
        "CPU threads per process (`--threads`); 1 for backends not on CPU threads",
@@ -236,7 +237,10 @@ const std::vector<Column>& table() {
        }},
       {"peak_host_mem_bytes", T::kInt, R::kMetric, "bytes", false, "peak resident set of the process so far (getrusage)",
        [](const ResultRow& r) { return std::to_string(r.peak_host_mem_bytes); }},
-      {"peak_device_mem_bytes", T::kInt, R::kMetric, "bytes", false, "peak GPU memory of GPU backends; 0 on the CPU",
+      {"peak_device_mem_bytes", T::kInt, R::kMetric, "bytes", false,
+       "peak GPU memory of GPU backends on their busiest GPU: the trainer's buffers, or more where free memory "
+       "(cudaMemGetInfo) fell further from when setup began (cuBLAS handles, NCCL buffers, CUDA graphs); "
+       "without the CUDA context, which exists before free memory can be read; 0 on the CPU",
        [](const ResultRow& r) { return std::to_string(r.peak_device_mem_bytes); }},
       {"others_cpu_share", T::kFloat, R::kMetric, "fraction", true,
        "share of the host's CPU time (wall × CPUs) that other processes took during the timed epochs: "
@@ -280,6 +284,12 @@ const std::vector<Column>& table() {
        [](const ResultRow& r) {
          return r.gpu.throttle_bits < 0 ? std::string() : nvml::reason_names(static_cast<uint64_t>(r.gpu.throttle_bits));
        }},
+      {"gpu_bus_ids", T::kString, R::kId, "", true,
+       "the PCI bus id of each GPU in `devices`, in the same order (`0000:3b:00.0,0000:5e:00.0`; `NODE/BUS` per "
+       "rank when a cuda-ddp job spans nodes): which physical GPUs ran, whatever index each process saw them "
+       "under (with one GPU per task every rank's is device 0); a repeated id is a shared GPU. Empty on the CPU "
+       "and in rows that did not run",
+       [](const ResultRow& r) { return r.gpu_bus_ids; }},
       {"status", T::kString, R::kStatus, "", false,
        "`ok`, `skipped: <reason>` or `failed: <reason>`; measurement cells are empty unless ok",
        [](const ResultRow& r) { return r.status; }},

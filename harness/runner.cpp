@@ -241,6 +241,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       row.precision = trainer->precision();
       row.world_size = job.size() * trainer->replicas();
       row.devices = trainer->devices();
+      row.gpu_bus_ids = trainer->gpu_bus_ids();
       row.repetition = rep;
       row.has_metrics = true;
       row.train_time_s = train_s;

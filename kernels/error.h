@@ -13,6 +13,14 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A device allocation failed — CUDA, cuBLAS or NCCL ran out of device memory, or a
+// trainer's pre-check found too little free. Its message starts with "out of device memory
+// (needs ~X MiB, free Y MiB)" (tb::cuda::device_oom_text), the row's `failed:` reason.
+class DeviceOutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
 inline std::string error_where(const char* file, int line, const char* func, const char* stmt) {
   std::string s = file;
   s += ':';

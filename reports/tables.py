@@ -34,18 +34,33 @@ def disturbed_badge(g):
             if g.disturbed else "")
 
 
-def shared_device(devices):
-    """True when a devices list names one GPU more than once ("0,0"): cuda-dp's
-    logical slots, several replicas on one physical GPU."""
-    if not devices or devices == "cpu":
-        return False
-    ids = [d.strip() for d in devices.split(",") if d.strip()]
+def _repeats(text):
+    ids = [d.strip() for d in text.split(",") if d.strip()]
     return len(ids) != len(set(ids))
 
 
-def _devices_cell(devices):
-    html = esc(devices)
-    if shared_device(devices):
+def shared_device(devices, bus_ids=None):
+    """True when a row's GPUs name one physical GPU more than once: by PCI bus id
+    (gpu_bus_ids: "0000:3b:00.0,0000:3b:00.0") where the row has them, since device
+    indices are per process ("0,0,0,0" from four ranks that each see only their own
+    GPU, as device 0, is not shared); else, in files written before that column, by a
+    repeated index in the devices list ("0,0": cuda-dp's logical slots on GPU 0)."""
+    if bus_ids:
+        return _repeats(bus_ids)
+    if not devices or devices == "cpu":
+        return False
+    return _repeats(devices)
+
+
+def group_bus_ids(g):
+    """The gpu_bus_ids of a group's rows (the same in each), None where it has none."""
+    return next((r.get("gpu_bus_ids") for r in g.rows if r.get("gpu_bus_ids")), None)
+
+
+def _devices_cell(g):
+    bus = group_bus_ids(g)
+    html = f'<span title="PCI bus ids: {esc(bus)}">{esc(g.devices)}</span>' if bus else esc(g.devices)
+    if shared_device(g.devices, bus):
         html += (' <span class="warn" title="several replicas on one physical GPU: not the '
                  f'throughput of separate GPUs">{SHARED_BADGE}</span>')
     return html
@@ -146,7 +161,7 @@ def workload_table(w):
         if w.multi_host:
             row.append((esc(g.origin), ""))
         row += [(_backend_cell(g), ""), (str(g.world_size), "num"),
-                (_devices_cell(g.devices), ""), (str(g.threads), "num"), (esc(g.precision), ""),
+                (_devices_cell(g), ""), (str(g.threads), "num"), (esc(g.precision), ""),
                 (str(len(g.rows)), "num"), (fmt.seconds(g.time_per_epoch), "num"),
                 (fmt.sps(g.med_sps), "num"),
                 (f"{fmt.sps(g.min_sps)}–{fmt.sps(g.max_sps)}", "num")]
@@ -191,12 +206,13 @@ def workload_notes(w):
         names = ", ".join(esc(g.label(w.multi_host)) for g in noisy)
         notes.append(f'<li class="warn">⚠ CV of samples/s above {CV_FLAG:.0%}: {names} '
                      "— differences smaller than the spread are not meaningful.</li>")
-    shared = [g for g in w.groups if shared_device(g.devices)]
+    shared = [g for g in w.groups if shared_device(g.devices, group_bus_ids(g))]
     if shared:
         names = ", ".join(esc(g.label(w.multi_host)) for g in shared)
-        notes.append(f"<li>{SHARED_BADGE}: {names} — the devices list repeats a GPU, so "
-                     "several replicas share one physical GPU (logical slots); their speedup "
-                     "and scaling efficiency are not those of separate GPUs.</li>")
+        notes.append(f"<li>{SHARED_BADGE}: {names} — the devices list repeats a GPU (by PCI "
+                     "bus id where the row records them), so several replicas share one physical "
+                     "GPU (logical slots); their speedup and scaling efficiency are not those of "
+                     "separate GPUs.</li>")
     asynchronous = [g for g in w.groups if g.asynchronous]
     if asynchronous:
         names = ", ".join(esc(g.label(w.multi_host)) for g in asynchronous)
@@ -257,7 +273,7 @@ def weak_table(fam):
     for g in fam.members:
         row = [(esc(g.origin), "")] if fam.multi_host else []
         row += [(str(g.weak_n), "num"), (_backend_cell(g), ""),
-                (_devices_cell(g.devices), ""), (str(g.threads), "num"), (esc(g.workload), ""),
+                (_devices_cell(g), ""), (str(g.threads), "num"), (esc(g.workload), ""),
                 (_per_rank_batch(g.per_rank_batch), "num"), (fmt.sps(g.med_sps), "num"),
                 (fmt.sps(g.sps_per_rank), "num")]
         if g.weak_efficiency is None:

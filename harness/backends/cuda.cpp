@@ -39,6 +39,7 @@
 #include "harness/backends/cuda_model.h"
 #include "harness/backends/cuda_parallel.h"
 #include "harness/backends/cuda_staging.h"
+#include "harness/backends/device_memory.h"
 #include "harness/backends/cuda_upload.h"
 #include "harness/backends/phase_sample.h"
 #include "harness/ddp_plan.h"
@@ -62,6 +63,23 @@ constexpr int64_t kMaxStepGraphs = 1024;
 // [3] backward done, [4] gradients reduced (data-parallel ranks), [5] update done.
 constexpr int kMarks = 6;
 
+// The model: activations and deltas for a batch (this rank's shard fits) or an evaluation chunk.
+CudaModelSize cuda_model_size(const Dataset& data, const RunConfig& cfg) {
+  const int64_t rows = std::max(cfg.batch, std::min(kEvalChunk, data.n));
+  return CudaModelSize{rows, rows, false};
+}
+
+}  // namespace
+
+int64_t cuda_trainer_device_bytes(const Dataset& data, const RunConfig& cfg) {
+  const int64_t max_rows = std::max(cfg.batch, std::min(kEvalChunk, data.n));
+  int64_t floats = 2 * max_rows * (data.d + data.o);  // the staging buffers
+  if (cfg.data_on_device()) floats += data.held_rows() * (data.d + data.o);
+  return CudaModel::device_bytes(cfg.model, cuda_model_size(data, cfg)) + floats * 4 + data.n * 8;
+}
+
+namespace {
+
 class CudaTrainer final : public Trainer {
  public:
   CudaTrainer(const Dataset& data, const RunConfig& cfg, CudaParallel parallel)
@@ -73,19 +91,25 @@ class CudaTrainer final : public Trainer {
     if (world_size_ > 1) fault_ = fault_from_env();
     fault_.at_setup(rank_);
     devices_ = std::to_string(cfg.device);
+    char bus[32] = {};  // context-free: names the device, makes no context
+    TB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, cfg.device));
+    bus_ids_ = pci_bus_normal(bus);
     if (world_size_ > 1) {  // cuda-ddp's row names every rank's GPU (a collective: all ranks construct)
-      // (GPU, 32-bit hash of the hostname): both exact in a double.
+      // (GPU, 32-bit hash of the hostname, PCI bus id as a number): all exact in a double.
       const uint32_t host = static_cast<uint32_t>(std::hash<std::string>{}(host_info().hostname));
-      const double mine[2] = {static_cast<double>(cfg.device), static_cast<double>(host)};
-      std::vector<double> all(static_cast<size_t>(2 * world_size_));
-      par_.world->allgather(mine, 2, all.data());
+      const double mine[3] = {static_cast<double>(cfg.device), static_cast<double>(host), pci_bus_key(bus_ids_)};
+      std::vector<double> all(static_cast<size_t>(3 * world_size_));
+      par_.world->allgather(mine, 3, all.data());
       std::vector<int> device;
       std::vector<uint32_t> node;
+      std::vector<std::string> buses;
       for (int r = 0; r < world_size_; ++r) {
-        device.push_back(static_cast<int>(all[static_cast<size_t>(2 * r)]));
-        node.push_back(static_cast<uint32_t>(all[static_cast<size_t>(2 * r + 1)]));
+        device.push_back(static_cast<int>(all[static_cast<size_t>(3 * r)]));
+        node.push_back(static_cast<uint32_t>(all[static_cast<size_t>(3 * r + 1)]));
+        buses.push_back(pci_bus_text(all[static_cast<size_t>(3 * r + 2)]));
       }
       devices_ = rank_devices(device, node);
+      bus_ids_ = rank_bus_ids(buses, node);
     }
     if (cfg.cuda_graph && par_.reducer) {  // any world size, 1 included
       throw Error("--cuda-graph: not supported with cuda-ddp (the NCCL reduction is not captured)");
@@ -94,11 +118,15 @@ class CudaTrainer final : public Trainer {
       acquire();
     } catch (...) {
       release();  // a constructor that throws gets no destructor call
+      cuda::set_expected_device_bytes(0);
       throw;
     }
   }
 
-  ~CudaTrainer() override { release(); }
+  ~CudaTrainer() override {
+    release();
+    cuda::set_expected_device_bytes(0);
+  }
 
  private:
   // The constructor's work: the model (stream, cuBLAS handle, buffers), the copy
@@ -108,6 +136,7 @@ class CudaTrainer final : public Trainer {
     const Dataset& data = data_;
     const RunConfig& cfg = cfg_;
     TB_CUDA_CHECK(cudaSetDevice(cfg.device));
+    meter_.start(cfg.device, par_.device_free_at_start);  // cuda-ddp: read before its NCCL communicator
     const int64_t D = data.d, O = data.o, n = data.n;
     const bool cls = data.task == Task::kClassification;
     max_rows_ = std::max(cfg.batch, std::min(kEvalChunk, n));
@@ -142,6 +171,7 @@ class CudaTrainer final : public Trainer {
     for (cudaEvent_t& e : marks_) TB_CUDA_CHECK(cudaEventCreate(&e));
     TB_CUDA_CHECK(cudaEventCreate(&upload_start_));
     TB_CUDA_CHECK(cudaEventCreate(&upload_end_));
+    meter_.sample();  // what setup took beyond the arena: cuBLAS, the runtime's own
   }
 
   // Everything acquire() got, however far it went; the model last (it frees the memory).
@@ -188,7 +218,13 @@ class CudaTrainer final : public Trainer {
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return devices_; }
   std::vector<int> gpus() const override { return {cfg_.device}; }
-  int64_t peak_device_mem_bytes() const override { return model_->arena().held_bytes(); }
+  std::string gpu_bus_ids() const override { return bus_ids_; }
+  // The arena, or more where cudaMemGetInfo saw more go (cuBLAS, NCCL, graph executables):
+  // read after training, outside the timed epochs.
+  int64_t peak_device_mem_bytes() const override {
+    meter_.sample();
+    return std::max(model_->arena().held_bytes(), meter_.most_bytes());
+  }
   int64_t allreduce_bytes_per_step() const override { return par_.reducer ? par_.reducer->bytes_per_step() : 0; }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
@@ -314,20 +350,14 @@ class CudaTrainer final : public Trainer {
  private:
   using Batch = DeviceBatch;
 
-  // The model: activations and deltas for a batch (this rank's shard fits) or an evaluation chunk.
-  CudaModelSize model_size() const { return CudaModelSize{max_rows_, max_rows_, false}; }
+  CudaModelSize model_size() const { return cuda_model_size(data_, cfg_); }
 
   // Bytes the constructor will allocate; refuses early with the numbers when they cannot fit.
   void check_memory_fits() const {
-    int64_t floats = 2 * max_rows_ * (data_.d + data_.o);  // the staging buffers
-    if (cfg_.data_on_device()) floats += data_.held_rows() * (data_.d + data_.o);
-    const int64_t bytes = CudaModel::device_bytes(cfg_.model, model_size()) + floats * 4 + data_.n * 8;
-    size_t free_b = 0, total_b = 0;
-    TB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (static_cast<size_t>(bytes) > free_b) {
-      throw Error("out of device memory (needs ~" + std::to_string(bytes >> 20) + " MiB, free " +
-                  std::to_string(free_b >> 20) + " MiB)");
-    }
+    const int64_t bytes = cuda_trainer_device_bytes(data_, cfg_);
+    cuda::set_expected_device_bytes(bytes);  // the "needs" of any out-of-memory error that follows
+    const int64_t free_b = DeviceMemoryMeter::free_now();
+    if (bytes > free_b) throw DeviceOutOfMemory(cuda::device_oom_text(bytes, free_b) + ": refused before allocating");
   }
 
   template <class T>
@@ -481,8 +511,10 @@ class CudaTrainer final : public Trainer {
   int64_t pending_batch_ = 0, pending_rows_ = 0;  // that epoch's plan
   std::vector<void*> registered_;
   std::string devices_;  // the devices column: this GPU, or every rank's (rank_devices)
+  std::string bus_ids_;  // the gpu_bus_ids column: the same GPUs by PCI bus id (rank_bus_ids)
   bool needs_upload_ = false;
   PhaseTimes phases_;
+  mutable DeviceMemoryMeter meter_;  // sampled by the const peak_device_mem_bytes()
   CudaParallel par_;
   int rank_ = 0, world_size_ = 1;
   Fault fault_;  // set in the constructor for data-parallel ranks
@@ -514,9 +546,15 @@ class CudaBackend final : public Backend {
     t.knobs = kKnobTf32 | kKnobCudaGraph | kKnobHostPlacement | kKnobDevice | kKnobNoPhaseTiming;
     return t;
   }
-  Availability availability() const override {
+  Availability availability() const override { return availability_for(RunConfig{}); }
+  // A GPU, then code for it: our kernel probed on the GPU the run will use (a context
+  // there, which the run makes anyway). A --device out of range is make_trainer's error.
+  Availability availability_for(const RunConfig& c) const override {
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
     if (!g.usable) return {false, g.reason};
+    if (c.device >= 0 && c.device < static_cast<int>(g.gpus.size())) {
+      if (const std::string why = gpu_code_problem(c.device); !why.empty()) return {false, why};
+    }
     return {true, ""};
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {

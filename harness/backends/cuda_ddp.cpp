@@ -11,9 +11,13 @@
 #include "harness/host_info.h"
 
 #if defined(TB_HAVE_CUDA_DDP)  // the trainer's pieces: compiled with CUDA, NCCL and MPI only
+#include <cstdio>
 #include <vector>
 
+#include "kernels/error.h"
+
 #include "harness/backends/cuda_parallel.h"
+#include "harness/backends/device_memory.h"
 #include "harness/backends/grad_reducer.h"
 #include "harness/comm/mpi_session.h"
 #include "harness/comm/nccl_bootstrap.h"
@@ -54,9 +58,26 @@ class CudaDdpBackend final : public Backend {
     std::vector<std::string> pci;
     for (const GpuInfo& d : g.gpus) pci.push_back(d.pci_bus_id);
     cfg.device = gpu_for_rank(*world, pci);  // collective; refuses 2 ranks on one GPU
+    // Code for this rank's GPU: our kernel probed there, only now that the GPU is picked
+    // (availability() runs before, on every rank and in the suite: a probe there would
+    // make a context on GPU 0 for each). Every rank learns whether all have it.
+    const std::string code = gpu_code_problem(cfg.device);
+    if (!code.empty()) std::fprintf(stderr, "trainbench: rank %d: %s\n", world->rank(), code.c_str());
+    if (!job.all_ok(code.empty())) {
+      throw Error(!code.empty() ? code
+                                : "another rank's GPU cannot run this build's kernels (its reason is on stderr)");
+    }
     CudaParallel par;
     par.world = world;
-    par.reducer = make_nccl_grad_reducer(*world, cfg.device, cfg);
+    TB_CUDA_CHECK(cudaSetDevice(cfg.device));
+    par.device_free_at_start = DeviceMemoryMeter::free_now();  // before NCCL's buffers
+    cuda::set_expected_device_bytes(cuda_trainer_device_bytes(data, cfg));  // "needs" if NCCL runs out
+    try {
+      par.reducer = make_nccl_grad_reducer(*world, cfg.device, cfg);
+    } catch (...) {
+      cuda::set_expected_device_bytes(0);
+      throw;
+    }
     return make_cuda_trainer(data, cfg, std::move(par));
 #else
     (void)data;

@@ -37,9 +37,11 @@
 // dataset is uploaded in prepare_repetition(), before the timed epochs.
 // Shapes: B rows, c = ceil(B/G) rows per chunk, D in, O out, P parameters.
 // The slots and their stream ordering: cuda_dp_slots.h; (1) and (6): cuda_dp_comm.h.
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "harness/backend.h"
 #include "harness/backends/cuda_dp_plan.h"
@@ -51,6 +53,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +62,10 @@
 #include "harness/backends/cuda_dp_comm.h"
 #include "harness/backends/cuda_dp_slots.h"
 #include "harness/backends/cuda_upload.h"
+#include "harness/backends/device_memory.h"
 #include "harness/backends/cuda_dp_plan.h"
 #include "harness/backends/phase_sample.h"
+#include "harness/ddp_plan.h"
 #include "harness/host_info.h"
 #include "harness/backends/step_losses.h"
 #include "kernels/cuda/check.h"
@@ -103,6 +108,12 @@ class CudaDpTrainer final : public Trainer {
     chunk_rows_ = max_chunk_rows(cfg.batch, G);
     master_rows_ = std::max(cfg.batch, std::min(kEvalChunk, n));
     max_steps_ = (n + cfg.batch - 1) / cfg.batch;
+    std::vector<int> metered;  // each GPU's free memory before anything of ours
+    for (int dev : slot_ids_) {
+      if (std::find(metered.begin(), metered.end(), dev) != metered.end()) continue;
+      metered.push_back(dev);
+      meter_.start(dev);
+    }
 
     for (int k = 0; k < G; ++k) {
       slots_.add(slot_ids_[static_cast<size_t>(k)], cfg.model, cfg.precision == "tf32",
@@ -141,6 +152,7 @@ class CudaDpTrainer final : public Trainer {
     }
 
     comm_.setup(slot_ids_, P);
+    meter_.sample();  // cuBLAS handles, NCCL communicators: beyond the arenas
   }
 
   ~CudaDpTrainer() override {
@@ -177,8 +189,22 @@ class CudaDpTrainer final : public Trainer {
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
   std::vector<int> gpus() const override { return comm_.devices(); }
+  // Each slot's GPU by PCI bus id (context-free queries): "0,0" is one GPU twice.
+  std::string gpu_bus_ids() const override {
+    std::string out;
+    for (int dev : slot_ids_) {
+      char bus[32] = {};
+      if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
+        cudaGetLastError();
+        std::snprintf(bus, sizeof bus, "?");
+      }
+      out += (out.empty() ? "" : ",") + pci_bus_normal(bus);
+    }
+    return out;
+  }
   int replicas() const override { return static_cast<int>(slots_.size()); }
-  // The busiest GPU: everything the slots on one physical device allocated.
+  // The busiest GPU: everything the slots on one physical device allocated, or more where
+  // cudaMemGetInfo saw more go there (cuBLAS, NCCL, graph executables; read after training).
   int64_t peak_device_mem_bytes() const override {
     int64_t most = 0;
     for (int dev : comm_.devices()) {
@@ -188,7 +214,8 @@ class CudaDpTrainer final : public Trainer {
       }
       most = std::max(most, held);
     }
-    return most;
+    meter_.sample();
+    return std::max(most, meter_.most_bytes());
   }
 
   // Reads the last epoch's phase events (after the runner's stopwatch has stopped).
@@ -404,6 +431,7 @@ class CudaDpTrainer final : public Trainer {
   Sgd sgd_;
   ParamLayout layout_;
   std::vector<int> slot_ids_;                // GPU of each slot, as --devices gave them
+  mutable DeviceMemoryMeter meter_;          // each GPU's free memory; sampled by peak_device_mem_bytes()
   Slots slots_;                              // slot 0 first: the master
   HostSide host_;
   SlotComm comm_{slots_};                    // after slots_ and host_: its communicators are destroyed before them
@@ -456,6 +484,17 @@ class CudaDpBackend final : public Backend {
     if (!g.usable) return {false, g.reason};
     const std::string why = dp_unavailable_reason(static_cast<int>(g.gpus.size()), c.dp_devices);
     if (!why.empty()) return {false, why};
+    // Code for every GPU the slots use (all visible ones without --devices).
+    std::vector<int> used = c.dp_devices;
+    if (used.empty()) {
+      for (const GpuInfo& d : g.gpus) used.push_back(d.index);
+    }
+    std::vector<int> probed;
+    for (int dev : used) {
+      if (std::find(probed.begin(), probed.end(), dev) != probed.end()) continue;
+      probed.push_back(dev);
+      if (const std::string code = gpu_code_problem(dev); !code.empty()) return {false, code};
+    }
     return {true, ""};
   }
   std::unique_ptr<Trainer> make_trainer(const Dataset& data, const RunConfig& cfg, Job&) const override {

@@ -17,9 +17,16 @@ namespace tb {
 struct CudaParallel {
   std::shared_ptr<Communicator> world;   // host collectives (MPI); null for one GPU
   std::unique_ptr<GradReducer> reducer;  // device gradient all-reduce (NCCL)
+  // Free memory of the rank's GPU before the reducer was made (cudaMemGetInfo, bytes),
+  // so peak_device_mem_bytes counts the communicator's buffers; -1: read by the trainer.
+  int64_t device_free_at_start = -1;
 };
 
 // The trainer behind `cuda` (parallel empty) and `cuda-ddp` (both set).
 std::unique_ptr<Trainer> make_cuda_trainer(const Dataset& data, const RunConfig& cfg, CudaParallel parallel);
+
+// Device bytes that trainer allocates for data and cfg (its pre-check's figure, the
+// "needs" of an out-of-memory row).
+int64_t cuda_trainer_device_bytes(const Dataset& data, const RunConfig& cfg);
 
 }  // namespace tb

@@ -37,11 +37,9 @@ class DeviceArena {
     const size_t bytes = static_cast<size_t>(count) * sizeof(T);
     if (cudaMalloc(&p, bytes) != cudaSuccess) {
       cudaGetLastError();
-      size_t free_b = 0, total_b = 0;
-      cudaMemGetInfo(&free_b, &total_b);
       const std::string on_gpu = device_ != kCurrent ? " on GPU " + std::to_string(device_) : "";
-      throw Error("out of device memory" + on_gpu + " (needs ~" + std::to_string((bytes + held_) >> 20) +
-                  " MiB, free " + std::to_string(free_b >> 20) + " MiB)");
+      throw DeviceOutOfMemory(cuda::device_oom_text(static_cast<int64_t>(bytes + held_)) + ": cudaMalloc of " +
+                              std::to_string(bytes) + " bytes" + on_gpu);
     }
     blocks_.push_back(p);
     held_ += bytes;

@@ -1,9 +1,12 @@
 // kernels/cuda/check.cu — names and descriptions of cuBLAS status codes for the
-// TB_CUBLAS_CHECK message (kernels/cuda/check.h). Host code only; no device needed.
+// TB_CUBLAS_CHECK message (kernels/cuda/check.h), and the kernel-image probe: whether a
+// GPU can run this build's kernels at all (an empty kernel asked about, not a table of
+// compute capabilities).
 // Every cublasStatus_t of cublas_api.h (CUDA 13) is listed; anything else (a newer
 // header) falls back to cuBLAS's own cublasGetStatusString.
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda_arch.h"
 
 #include <string>
 
@@ -38,6 +41,20 @@ const char* cublas_status_string(cublasStatus_t s) {
   return cublasGetStatusString(s);
 }
 
+// An empty kernel: what probe_kernel_image asks CUDA about (every .cu file of
+// tb_kernels_cuda is compiled for the same CMAKE_CUDA_ARCHITECTURES).
+static __global__ void kernel_image_probe_kernel() {}
+
+cudaError_t probe_kernel_image(int device) {
+  cudaError_t err = cudaSetDevice(device);
+  if (err == cudaSuccess) {
+    cudaFuncAttributes attr{};
+    err = cudaFuncGetAttributes(&attr, kernel_image_probe_kernel);
+  }
+  if (err != cudaSuccess) cudaGetLastError();
+  return err;
+}
+
 std::string unusable_device_reason() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -46,16 +63,15 @@ std::string unusable_device_reason() {
     return std::string("no usable CUDA device: ") + cudaGetErrorString(err);
   }
   if (count == 0) return "no usable CUDA device: cudaGetDeviceCount returned 0";
+  const cudaError_t perr = probe_kernel_image(0);
+  if (perr == cudaSuccess) return "";
   cudaDeviceProp prop{};
-  const cudaError_t perr = cudaGetDeviceProperties(&prop, 0);
-  if (perr != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("CUDA device 0 unusable: ") + cudaGetErrorString(perr);
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) cudaGetLastError();
+  if (perr == cudaErrorNoKernelImageForDevice || perr == cudaErrorInvalidDeviceFunction) {
+    return "CUDA device 0 (" + std::string(prop.name) + "): " +
+           no_kernel_image_message(prop.major, prop.minor, TB_CUDA_ARCHS);
   }
-  if (prop.major < 8)
-    return "CUDA device 0 (" + std::string(prop.name) + ") has compute capability " + std::to_string(prop.major) + "." +
-           std::to_string(prop.minor) + "; the kernels are built for 8.0 and newer";
-  return "";
+  return "CUDA device 0 (" + std::string(prop.name) + ") unusable: " + cudaGetErrorString(perr);
 }
 
 }  // namespace tb::cuda

@@ -14,7 +14,7 @@
 namespace tb::cuda {
 
 // Why no device can run the kernels (empty when device 0 can): no device, a
-// driver/runtime problem, or a GPU older than the built architectures (sm_80+).
+// driver/runtime problem, or no kernel image of this build for GPU 0 (probe_kernel_image).
 std::string unusable_device_reason();
 
 // n elements of T on the current device, bound to the stream that uses them: uploads

@@ -11,12 +11,19 @@
 
 #include "kernels/cuda/check.h"
 
+// A CUDA or system error inside NCCL whose CUDA error was cudaErrorMemoryAllocation
+// throws tb::DeviceOutOfMemory, as check.h's macros do.
 #define TB_NCCL_CHECK_RESULT(result, text)                                                                    \
   do {                                                                                                        \
     const ncclResult_t tb_nr_ = (result);                                                                     \
     if (tb_nr_ != ncclSuccess) {                                                                              \
-      throw ::tb::Error(::tb::error_where(__FILE__, __LINE__, __func__, text) + ncclGetErrorString(tb_nr_) +  \
-                        ::tb::cuda::device_suffix());                                                         \
+      const std::string tb_what_ = ::tb::error_where(__FILE__, __LINE__, __func__, text) +                    \
+                                   ncclGetErrorString(tb_nr_) + ::tb::cuda::device_suffix();                  \
+      if ((tb_nr_ == ncclUnhandledCudaError || tb_nr_ == ncclSystemError) &&                                  \
+          ::tb::cuda::last_cuda_error_was_oom()) {                                                            \
+        throw ::tb::DeviceOutOfMemory(::tb::cuda::device_oom_text(0) + ": " + tb_what_);                      \
+      }                                                                                                       \
+      throw ::tb::Error(tb_what_);                                                                            \
     }                                                                                                         \
   } while (0)
 

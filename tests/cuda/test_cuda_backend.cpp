@@ -16,6 +16,7 @@
 #include "datasets/shuffle.h"
 #include "harness/backend.h"
 #include "harness/host_info.h"
+#include "tests/cuda/gpu_gate.h"
 #include "tests/cuda/gpu_train.h"
 #include "tests/harness/test_helpers.h"
 #include "tests/shell.h"
@@ -26,8 +27,7 @@ namespace {
 class CudaBackend : public ::testing::Test {
  protected:
   void SetUp() override {
-    const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
-    if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
+    TB_GPU_TEST_GATE();
   }
 };
 

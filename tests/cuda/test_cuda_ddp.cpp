@@ -20,6 +20,7 @@
 #include "harness/host_info.h"
 #include "harness/mpi_launch.h"
 #include "harness/params_file.h"
+#include "tests/cuda/gpu_gate.h"
 #include "tests/shell.h"
 
 namespace {
@@ -33,8 +34,8 @@ using tb::test::mpirun;
 class CudaDdp : public ::testing::Test {
  protected:
   void SetUp() override {
+    TB_GPU_TEST_GATE();
     const tb::GpuInventory g = tb::gpu_inventory(tb::FreeMemory::kNotRead);
-    if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
     const tb::Backend* b = tb::find_backend("cuda-ddp");
     if (!b || !b->availability().ok) GTEST_SKIP() << "cuda-ddp unavailable: " << b->availability().reason;
     gpus_ = static_cast<int>(g.gpus.size());

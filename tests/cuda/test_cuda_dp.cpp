@@ -19,6 +19,7 @@
 #include "kernels/cpu/axpy.h"
 #include "kernels/cuda/axpy.h"
 #include "kernels/cuda/device_buffer.h"
+#include "tests/cuda/gpu_gate.h"
 #include "tests/cuda/gpu_train.h"
 #include "tests/harness/test_helpers.h"
 
@@ -30,8 +31,8 @@ using test::max_rel_err;
 class CudaDp : public ::testing::Test {
  protected:
   void SetUp() override {
+    TB_GPU_TEST_GATE();
     const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
-    if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
     gpus_ = static_cast<int>(g.gpus.size());
   }
   int gpus_ = 0;
@@ -92,7 +93,7 @@ TEST(CudaDpFlags, AvailabilityNamesWhatIsMissing) {
     find_backend("cuda-dp")->make_trainer(data, opt);
     FAIL() << "expected slot 999 to be refused";
   } catch (const Error& e) {
-    const std::string want = g.usable ? "--devices: 999 is not a visible GPU" : "no CUDA device";
+    const std::string want = g.usable ? "--devices: 999 is not a visible GPU" : g.reason;
     EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
   }
 }

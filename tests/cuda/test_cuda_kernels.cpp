@@ -33,6 +33,7 @@
 #include "kernels/cuda/linear_step.h"
 #include "kernels/error.h"
 #include "kernels/scalar_math.h"
+#include "tests/cuda/gpu_gate.h"
 #include "tests/random_vec.h"
 
 namespace tb::cuda {
@@ -179,14 +180,8 @@ TEST(CudaChecks, OpsRejectBadArgumentsBeforeTouchingTheDevice) {
 
 class CudaKernels : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { reason_ = new std::string(tb::cuda::unusable_device_reason()); }
-  static void TearDownTestSuite() {
-    delete reason_;
-    reason_ = nullptr;
-  }
-
   void SetUp() override {
-    if (!reason_->empty()) GTEST_SKIP() << *reason_;
+    TB_GPU_TEST_GATE();
     TB_CUDA_CHECK(cudaSetDevice(0));
     TB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     TB_CUBLAS_CHECK(cublasCreate(&handle_));
@@ -198,11 +193,9 @@ class CudaKernels : public ::testing::Test {
   }
   void sync() { TB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
-  static std::string* reason_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t handle_ = nullptr;
 };
-std::string* CudaKernels::reason_ = nullptr;
 
 // Fresh random data per call site: U(lo, hi), never exact zeros in practice.
 using tb::test::random_vec;

@@ -17,6 +17,7 @@
 #include "harness/backends/cpu_model.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"
+#include "tests/cuda/gpu_gate.h"
 #include "tests/harness/test_helpers.h"
 
 namespace tb {
@@ -27,8 +28,7 @@ using cuda::DeviceBuffer;
 class CudaModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string why = cuda::unusable_device_reason();
-    if (!why.empty()) GTEST_SKIP() << why;
+    TB_GPU_TEST_GATE();
     TB_CUDA_CHECK(cudaSetDevice(0));
   }
 };

@@ -16,6 +16,7 @@
 
 #include "harness/backend.h"
 #include "harness/host_info.h"
+#include "tests/cuda/gpu_gate.h"
 #include "tests/cuda/gpu_train.h"
 #include "tests/harness/test_helpers.h"
 
@@ -61,8 +62,8 @@ Case make_case(int k) {
 }
 
 TEST(GpuBackendsSweep, CudaAndCudaDpMatchReferenceOnEveryCase) {
+  TB_GPU_TEST_GATE();
   const GpuInventory g = gpu_inventory(FreeMemory::kNotRead);
-  if (!g.usable) GTEST_SKIP() << "no usable GPU: " << g.reason;
   const int gpus = static_cast<int>(g.gpus.size());
   constexpr int kCases = 64, kEpochs = 3;
   for (int k = 0; k < kCases; ++k) {

@@ -22,15 +22,25 @@ cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
   }
 }
 
+// A handle holds device memory (its workspaces: TB_FAKE_CUBLAS_MIB); where it does not fit,
+// cuBLAS answers CUBLAS_STATUS_ALLOC_FAILED and makes no handle.
 cublasStatus_t cublasCreate_v2(cublasHandle_t* h) {
   std::lock_guard<std::mutex> g(g_mu);
+  const size_t ws = mib_knob("TB_FAKE_CUBLAS_MIB", 0);
+  if (!charge(t_dev, ws)) {
+    *h = nullptr;
+    Rec("cublasCreate").kv("bytes", static_cast<long long>(ws)).ret(CUBLAS_STATUS_ALLOC_FAILED).emit();
+    return CUBLAS_STATUS_ALLOC_FAILED;
+  }
   *h = static_cast<cublasHandle_t>(make_handle('B', t_dev));
+  handle(*h)->charged = ws;
   Rec("cublasCreate").blas(*h).emit();
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
   std::lock_guard<std::mutex> g(g_mu);
   Rec("cublasDestroy").blas(h).emit();
+  if (const Handle* b = handle(h)) release(b->dev, b->charged);
   g_handles.erase(reinterpret_cast<uintptr_t>(h));
   return CUBLAS_STATUS_SUCCESS;
 }

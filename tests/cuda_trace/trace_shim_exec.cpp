@@ -32,8 +32,6 @@ void exec_unsupported(const char* what) {
 }
 
 // ---- device memory ---------------------------------------------------------------------
-size_t fake_device_memory() { return size_t{70} << 30; }  // free bytes, as cudaMemGetInfo reports
-
 bool place_device_block(int dev, size_t bytes, uintptr_t* base, uintptr_t* region, size_t* region_bytes) {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t rounded = (bytes + 255) / 256 * 256;       // cudaMalloc's 256-byte alignment

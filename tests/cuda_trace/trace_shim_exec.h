@@ -42,7 +42,6 @@ bool executing();  // TB_FAKE_EXECUTE=1
 // executing). Returns false when executing and the mapping fails.
 bool place_device_block(int dev, size_t bytes, uintptr_t* base, uintptr_t* region, size_t* region_bytes);
 void release_device_block(uintptr_t region, size_t region_bytes);
-size_t fake_device_memory();  // free bytes per fake device (cudaMemGetInfo); more is refused when executing
 
 // ---- work on streams -------------------------------------------------------------------
 using Work = std::function<void()>;

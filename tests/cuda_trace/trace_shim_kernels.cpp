@@ -119,20 +119,6 @@ cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* fun) {
   *k = reinterpret_cast<cudaKernel_t>(const_cast<void*>(fun));
   return cudaSuccess;
 }
-// What a real runtime does here under lazy loading: load the kernel's module if it was
-// not yet. Recorded with the kernel's name (trace.h check_loaded_before_capture); the
-// attributes are a plausible fixed answer.
-cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* fun) {
-  std::lock_guard<std::mutex> g(g_mu);
-  const std::string name = kernel_name(kernel_signature(fun));
-  Rec("cudaFuncGetAttributes").kv("kernel", name).emit();
-  *attr = cudaFuncAttributes{};
-  attr->maxThreadsPerBlock = 1024;
-  attr->numRegs = 32;
-  attr->ptxVersion = attr->binaryVersion = 80;
-  return cudaSuccess;
-}
-
 cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shmem, cudaStream_t s) {
   std::lock_guard<std::mutex> g(g_mu);
   const std::string sig = kernel_signature(reinterpret_cast<const void*>(k));
@@ -160,15 +146,41 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** arg
   }
   static long launches = 0;
   const char* fail = std::getenv("TB_FAKE_LAUNCH_FAIL_AT");
-  const bool fails = fail && ++launches == std::atol(fail);
+  // No image for this GPU (TB_FAKE_NO_KERNEL_IMAGE): every launch fails as CUDA's does.
+  const cudaError_t err = no_kernel_image()                      ? cudaErrorNoKernelImageForDevice
+                          : fail && ++launches == std::atol(fail) ? cudaErrorLaunchFailure
+                                                                  : cudaSuccess;
   Rec("launch").kv("kernel", name).stream(s).kv("grid", grid.x).kv("block", block.x)
       .kv("shmem", static_cast<long long>(shmem))
-      .kv("args", shown).acc(acc).ret(fails ? cudaErrorLaunchFailure : 0).emit();
-  if (fails) {
-    t_last_error = cudaErrorLaunchFailure;
-    return cudaErrorLaunchFailure;
+      .kv("args", shown).acc(acc).ret(err).emit();
+  if (err != cudaSuccess) {
+    t_last_error = err;
+    return err;
   }
   submit(s, [name, slots] { run_kernel(name.c_str(), slots.data(), slots.size()); });
+  return cudaSuccess;
+}
+
+// What a real runtime does here under lazy loading: load the kernel's module on the
+// current device (so it needs a context there). Recorded with the kernel's name as launch
+// records name it (trace.h check_loaded_before_capture); fails as a GPU without an image
+// of this build's architectures does (TB_FAKE_NO_KERNEL_IMAGE).
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* fun) {
+  std::lock_guard<std::mutex> g(g_mu);
+  touch_context(t_dev);
+  const bool known = g_kernels.count(fun) > 0;
+  const cudaError_t err = no_kernel_image() ? cudaErrorNoKernelImageForDevice
+                          : !known          ? cudaErrorInvalidDeviceFunction
+                                            : cudaSuccess;
+  Rec("cudaFuncGetAttributes").kv("kernel", known ? kernel_name(kernel_signature(fun)) : "unknown").ret(err).emit();
+  if (err != cudaSuccess) {
+    t_last_error = err;
+    return err;
+  }
+  std::memset(attr, 0, sizeof *attr);
+  attr->maxThreadsPerBlock = 1024;
+  attr->numRegs = 32;
+  attr->binaryVersion = attr->ptxVersion = fake_cc();
   return cudaSuccess;
 }
 

@@ -40,6 +40,19 @@ Rec& comm_fields(Rec& r, ncclComm_t c, cudaStream_t s) {
       .kv("group", g_group);
 }
 int reduction(ncclRedOp_t op) { return op == ncclSum ? 0 : op == ncclAvg ? 1 : -1; }
+// A communicator's buffers on its device (TB_FAKE_NCCL_MIB): where they do not fit NCCL
+// fails with ncclUnhandledCudaError, the CUDA error left for cudaGetLastError.
+bool charge_comm(int dev, ncclComm_t* comm) {
+  const size_t bytes = mib_knob("TB_FAKE_NCCL_MIB", 0);
+  if (!charge(dev, bytes)) {
+    *comm = nullptr;
+    t_last_error = cudaErrorMemoryAllocation;
+    return false;
+  }
+  *comm = static_cast<ncclComm_t>(make_handle('N', dev));
+  handle(*comm)->charged = bytes;
+  return true;
+}
 int comm_rank(ncclComm_t c) {
   const Handle* h = handle(c);
   return h ? h->rank : -1;
@@ -72,7 +85,15 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int n, const int* devs) {
   std::string d, names;
   for (int i = 0; i < n; ++i) {
     const int dev = devs ? devs[i] : i;
-    comms[i] = static_cast<ncclComm_t>(make_handle('N', dev));
+    if (!charge_comm(dev, &comms[i])) {
+      for (int j = 0; j < i; ++j) {  // as NCCL: nothing is left of a failed ncclCommInitAll
+        release(handle(comms[j])->dev, handle(comms[j])->charged);
+        g_handles.erase(reinterpret_cast<uintptr_t>(comms[j]));
+        comms[j] = nullptr;
+      }
+      Rec("ncclCommInitAll").kv("ndev", n).kv("failed_on", dev).ret(ncclUnhandledCudaError).emit();
+      return ncclUnhandledCudaError;
+    }
     handle(comms[i])->rank = i;
     if (i) {
       d += ',';
@@ -87,7 +108,10 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int n, const int* devs) {
 }
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
   std::lock_guard<std::mutex> g(g_mu);
-  *comm = static_cast<ncclComm_t>(make_handle('N', t_dev));
+  if (!charge_comm(t_dev, comm)) {
+    Rec("ncclCommInitRank").kv("nranks", nranks).kv("rank", rank).ret(ncclUnhandledCudaError).emit();
+    return ncclUnhandledCudaError;
+  }
   handle(*comm)->rank = rank;
   Rec("ncclCommInitRank").kv("nranks", nranks).kv("rank", rank).kv("comm", handle_name(*comm)).kv("cdev", t_dev).emit();
   exec_comm_init_rank(*comm, id.internal, rank, nranks);
@@ -96,7 +120,11 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config) {
   std::lock_guard<std::mutex> g(g_mu);
   // flags bit 0: non-blocking (its finalize answers ncclInProgress); bit 1: finalizing.
-  *comm = static_cast<ncclComm_t>(make_handle('N', t_dev, config && config->blocking == 0 ? 1u : 0u));
+  if (!charge_comm(t_dev, comm)) {
+    Rec("ncclCommInitRankConfig").kv("nranks", nranks).kv("rank", rank).ret(ncclUnhandledCudaError).emit();
+    return ncclUnhandledCudaError;
+  }
+  handle(*comm)->flags = config && config->blocking == 0 ? 1u : 0u;
   handle(*comm)->rank = rank;
   Rec("ncclCommInitRankConfig").kv("nranks", nranks).kv("rank", rank).kv("blocking", config ? config->blocking : -1)
       .kv("comm", handle_name(*comm)).kv("cdev", t_dev).emit();
@@ -116,6 +144,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t c) {
   std::lock_guard<std::mutex> g(g_mu);
   const Handle* h = handle(c);
   Rec("ncclCommDestroy").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
+  if (h) release(h->dev, h->charged);
   exec_comm_destroy(c);
   g_handles.erase(reinterpret_cast<uintptr_t>(c));
   return ncclSuccess;
@@ -140,6 +169,7 @@ ncclResult_t ncclCommAbort(ncclComm_t c) {
   std::lock_guard<std::mutex> g(g_mu);
   const Handle* h = handle(c);
   Rec("ncclCommAbort").kv("comm", handle_name(c)).kv("cdev", h ? h->dev : -1).emit();
+  if (h) release(h->dev, h->charged);
   g_handles.erase(reinterpret_cast<uintptr_t>(c));
   return ncclSuccess;
 }

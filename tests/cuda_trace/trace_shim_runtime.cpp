@@ -52,16 +52,18 @@ void host_side(void* dst, const void* src, size_t bytes) {
 extern "C" {
 
 // ---- runtime: devices and errors (queries are not recorded) ------------------------------
+// A driver older than the runtime (TB_FAKE_DRIVER_VERSION), or none: CUDA answers every
+// device query with cudaErrorInsufficientDriver and counts no device.
 cudaError_t cudaGetDeviceCount(int* c) {
-  *c = fake_gpus();
-  return cudaSuccess;
+  *c = driver_usable() ? fake_gpus() : 0;
+  return driver_usable() ? cudaSuccess : cudaErrorInsufficientDriver;
 }
 cudaError_t cudaRuntimeGetVersion(int* v) {
   *v = CUDART_VERSION;
   return cudaSuccess;
 }
 cudaError_t cudaDriverGetVersion(int* v) {
-  *v = CUDART_VERSION;
+  *v = fake_driver_version();
   return cudaSuccess;
 }
 cudaError_t cudaGetDevice(int* d) {
@@ -74,6 +76,7 @@ cudaError_t cudaSetDevice(int d) {
   Rec("cudaSetDevice").kv("to", d).ret(ok ? 0 : cudaErrorInvalidDevice).emit();
   if (!ok) return cudaErrorInvalidDevice;
   t_dev = d;
+  touch_context(d);  // since CUDA 12 cudaSetDevice creates the device's primary context
   return cudaSuccess;
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
@@ -81,8 +84,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   std::memset(p, 0, sizeof *p);
   std::snprintf(p->name, sizeof p->name, executing() ? "Fake GPU %d (tests/cuda_trace, executed on the host)"
                                                      : "Fake GPU %d (tests/cuda_trace, nothing executes)", d);
-  p->major = 9;
-  p->minor = 0;
+  p->major = fake_cc() / 10;
+  p->minor = fake_cc() % 10;
   p->multiProcessorCount = 132;
   p->totalGlobalMem = size_t{80} << 30;
   return cudaSuccess;
@@ -98,17 +101,20 @@ cudaError_t cudaDeviceGetPCIBusId(char* b, int n, int d) {
   std::snprintf(b, static_cast<size_t>(n), "0000:%02x:00.0", bus);
   return cudaSuccess;
 }
-cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) {
-  *v = 1000000;
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
+  if (a == cudaDevAttrComputeCapabilityMajor) *v = fake_cc() / 10;
+  else if (a == cudaDevAttrComputeCapabilityMinor) *v = fake_cc() % 10;
+  else *v = 1000000;
   return cudaSuccess;
 }
 // Recorded, unlike the other queries: it needs a context on the current device (the real
 // runtime creates one), so a call here says that device was touched.
 cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
   std::lock_guard<std::mutex> g(g_mu);
-  Rec("cudaMemGetInfo").emit();
-  *f = fake_device_memory();
-  *t = size_t{80} << 30;
+  touch_context(t_dev);
+  *f = fake_free(t_dev);
+  *t = fake_total();
+  Rec("cudaMemGetInfo").kv("free", static_cast<long long>(*f)).emit();
   return cudaSuccess;
 }
 cudaError_t cudaDeviceCanAccessPeer(int* ok, int a, int b) {
@@ -143,7 +149,7 @@ cudaError_t cudaDeviceSynchronize() {
 cudaError_t cudaGetLastError() { return std::exchange(t_last_error, cudaSuccess); }
 cudaError_t cudaPeekAtLastError() { return t_last_error; }
 const char* cudaGetErrorString(cudaError_t e) {
-  static thread_local char b[64];
+  static thread_local char b[96];
   std::snprintf(b, sizeof b, "fake CUDA error %d (tests/cuda_trace shim)", static_cast<int>(e));
   return b;
 }
@@ -155,6 +161,7 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   const char* fail = std::getenv("TB_FAKE_MALLOC_FAIL_AT");
   if (fail && ++calls == std::atoi(fail)) {
     *p = nullptr;
+    t_last_error = cudaErrorMemoryAllocation;
     Rec("cudaMalloc").kv("bytes", static_cast<long long>(bytes)).ret(cudaErrorMemoryAllocation).emit();
     return cudaErrorMemoryAllocation;
   }
@@ -162,8 +169,14 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   b.cls = 'd';
   b.dev = t_dev;
   b.bytes = bytes;
-  if ((executing() && bytes > fake_device_memory()) ||
-      !place_device_block(t_dev, bytes, &b.base, &b.region, &b.region_bytes)) {
+  if (!charge(t_dev, bytes)) {
+    *p = nullptr;
+    t_last_error = cudaErrorMemoryAllocation;
+    Rec("cudaMalloc").kv("bytes", static_cast<long long>(bytes)).ret(cudaErrorMemoryAllocation).emit();
+    return cudaErrorMemoryAllocation;
+  }
+  if (!place_device_block(t_dev, bytes, &b.base, &b.region, &b.region_bytes)) {
+    release(t_dev, bytes);
     *p = nullptr;
     Rec("cudaMalloc").kv("bytes", static_cast<long long>(bytes)).ret(cudaErrorMemoryAllocation).emit();
     return cudaErrorMemoryAllocation;
@@ -183,6 +196,7 @@ cudaError_t cudaFree(void* p) {
   if (p && ok) {
     if (executing()) drain();  // cudaFree synchronises
     it->second.cls = 'x';
+    release(it->second.dev, it->second.bytes);
     release_device_block(it->second.region, it->second.region_bytes);
   }
   return ok ? cudaSuccess : cudaErrorInvalidValue;

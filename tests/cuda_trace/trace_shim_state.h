@@ -46,6 +46,15 @@
 // covers). Beside the CUDA API: `fn=mark what=...` lines from tb_trace_mark, which the
 // runner calls around each timed epoch (harness/trace_mark.h), and
 // cudaFuncGetAttributes recorded with the kernel it names (lazy loading).
+// Driver and devices (trace_shim_device.cpp): TB_FAKE_DRIVER_VERSION=V (cudaDriverGetVersion;
+// below the runtime's, cudaGetDeviceCount fails with cudaErrorInsufficientDriver as CUDA does;
+// 0 = no driver), TB_FAKE_CC=75 (compute capability), TB_FAKE_NO_KERNEL_IMAGE=1
+// (cudaFuncGetAttributes and launches fail with cudaErrorNoKernelImageForDevice).
+// Memory: TB_FAKE_FREE_MIB (free memory of an untouched device, default 70 GiB),
+// TB_FAKE_CONTEXT_MIB (what a context takes, default 0), TB_FAKE_CUBLAS_MIB (per cuBLAS
+// handle: cublasCreate fails with CUBLAS_STATUS_ALLOC_FAILED when it does not fit),
+// TB_FAKE_NCCL_MIB (per communicator: init fails with ncclUnhandledCudaError, the CUDA
+// error cudaErrorMemoryAllocation left for cudaGetLastError); cudaMalloc beyond free fails.
 //
 // FILES. This header and trace_shim_state.cpp: the process state every fake shares
 // (current device, memory blocks, handles, capture state) and the record writer;
@@ -81,6 +90,18 @@ extern thread_local cudaError_t t_last_error;
 
 int fake_gpus();  // TB_FAKE_GPUS, default 2
 bool no_peer();   // TB_FAKE_NO_PEER
+
+// ---- driver, devices, memory ledger (trace_shim_device.cpp) ----------------------------
+int fake_driver_version();  // TB_FAKE_DRIVER_VERSION, default the runtime's (CUDART_VERSION)
+bool driver_usable();       // the driver is at least the runtime's version
+int fake_cc();              // TB_FAKE_CC as major*10+minor, default 90
+bool no_kernel_image();     // TB_FAKE_NO_KERNEL_IMAGE=1
+size_t mib_knob(const char* name, size_t fallback_mib);  // a MiB knob, in bytes
+size_t fake_total();         // total memory of every fake device
+size_t fake_free(int dev);   // TB_FAKE_FREE_MIB minus what this process holds on dev
+void touch_context(int dev);  // the first touch of dev charges TB_FAKE_CONTEXT_MIB
+bool charge(int dev, size_t bytes);  // false (nothing charged) when bytes exceed free
+void release(int dev, size_t bytes);
 FILE* trace_file();
 
 // ---- memory blocks -----------------------------------------------------------------
@@ -127,6 +148,7 @@ struct Handle {
   void* stream = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  size_t charged = 0;  // device memory it holds in the ledger (TB_FAKE_CUBLAS_MIB, TB_FAKE_NCCL_MIB)
   std::string name() const { return std::string(1, kind) + std::to_string(id); }
 };
 extern std::map<uintptr_t, Handle> g_handles;

@@ -142,6 +142,23 @@ def test_shared_device_rows_get_a_badge_and_a_note(tmp_path, monkeypatch):
     assert "shared-device" not in section                            # only where such a row is
 
 
+def test_shared_device_follows_pci_bus_ids_where_rows_record_them(tmp_path, monkeypatch):
+    # One GPU per task (srun --gpus-per-task): every rank sees its own GPU as device 0, so
+    # devices reads 0,0,0,0; the bus ids are distinct: not shared. Slots named 0,1 that
+    # are one physical GPU (the same bus id twice): shared, though the indices differ.
+    bound = ("cuda-ddp", 4, "0,0,0,0", 16)
+    monkeypatch.setitem(fx.THROUGHPUT["gpubox"][LIN], bound, 700_000_000.0)
+    buses = {(LIN, bound): {"gpu_bus_ids": "0000:1b:00.0,0000:3b:00.0,0000:5e:00.0,0000:86:00.0"},
+             (LIN, ("cuda-dp", 2, "0,1", 16)): {"gpu_bus_ids": "0000:3b:00.0,0000:3b:00.0"}}
+    html = _render(fx.write_run(tmp_path / "bound", "gpubox", settings=buses))
+    section = html.split(f"<h2>{LIN}</h2>", 1)[1].split("<h2>", 1)[0]
+    assert _row(html, LIN, "cuda-ddp", "4", devices="0,0,0,0")          # no badge
+    assert _row(html, LIN, "cuda-dp", "2", devices="0,1 shared-device")
+    assert section.count('title="several replicas on one physical GPU') == 1
+    assert 'title="PCI bus ids: 0000:3b:00.0,0000:3b:00.0"' in section
+    assert "shared-device: cuda-dp ×2 (GPU 0,1)" in section
+
+
 def test_merged_report_keeps_both_machines(cpu_run, gpu_run, tmp_path):
     out = tmp_path / "merged.html"
     html = _render(cpu_run, gpu_run, out=out)
