@@ -31,7 +31,7 @@ FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= csv_loader idx_loader suite flags
 
-.PHONY: all build configure deps test bench report compare record microbench peers perf schema fuzz clean
+.PHONY: all build configure deps test bench report compare record microbench peers perf schema fuzz gpu-check clean
 
 all: build
 
@@ -158,6 +158,14 @@ endif
 	         grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz: invariant)' $(FUZZ_BUILD)/fuzz-$$t.log | head -n 3; }; \
 	  grep -E '^stat::(number_of_executed_units|new_units_added)' $(FUZZ_BUILD)/fuzz-$$t.log | tr '\n' ' '; echo; \
 	done; exit $$rc
+
+# A GPU machine's first check (.ci/gpu-check): build for its GPUs, GPU tests, sanitizers,
+# bench/suites/gpu-check.suite, micro-benchmarks, the NCCL sweep on 2+ GPUs, all in one
+# bundle folder (results/gpu-check-<time>-<host>/) within ten minutes; without a usable
+# GPU it says why and fails. TB_DEPS_PREFIX: packages unpacked with dpkg -x.
+GPU_CHECK_BUILD ?= $(or $(TB_GPU_CHECK_BUILD),build-gpu-check)
+gpu-check:
+	@PYTHON=$(PYTHON) TB_GPU_CHECK_BUILD=$(GPU_CHECK_BUILD) bash .ci/gpu-check
 
 microbench: build
 	./$(BUILD)/bench/tb_microbench_cpu --benchmark_counters_tabular=true

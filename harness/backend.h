@@ -67,6 +67,9 @@ class Trainer {
   virtual int64_t peak_device_mem_bytes() const { return 0; }
   // What the "devices" CSV column shows, e.g. "cpu" or "0,1".
   virtual std::string devices() const { return "cpu"; }
+  // The CUDA devices this process computes on, each once (the runner samples their NVML
+  // telemetry, harness/gpu_telemetry.h); empty for CPU trainers.
+  virtual std::vector<int> gpus() const { return {}; }
   // What the "gpu_bus_ids" column shows: the PCI bus id of each GPU of devices(), in the
   // same order ("0000:3b:00.0,0000:3b:00.0": two replicas on one GPU); "" on the CPU.
   virtual std::string gpu_bus_ids() const { return ""; }

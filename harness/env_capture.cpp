@@ -13,6 +13,7 @@
 #include "harness/host_info.h"
 #include "harness/host_topology.h"
 #include "harness/mpi_library.h"
+#include "harness/nvml_env.h"
 #include "harness/json_out.h"
 #include "harness/result_row.h"
 #include "kernels/cpu/gemm.h"
@@ -154,6 +155,8 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
   j["gpus"] = gpus;
   j["peer_access"] = g.peer_access;  // [i][j] = 1: GPU i can access GPU j's memory
   j["gpu_unavailable_reason"] = g.usable ? Json(nullptr) : Json(g.reason);
+  // NVML (loaded at run time): driver, clocks, power limit, ECC, PCIe, GPU links; or why not.
+  j["nvml"] = nvml_environment(g);
   j["seed"] = seed;
   if (!ceilings.empty()) j["ceilings"] = Json::parse(ceilings);  // measured by harness/ceilings.cpp
   return json_text(j);

@@ -16,6 +16,19 @@ namespace tb {
 // added within a version (nullable, README "CSV schema").
 inline constexpr int kSchemaVersion = 2;
 
+// NVML telemetry of a GPU run's timed repetition (harness/gpu_telemetry.h): every figure
+// < 0 where it was not measured (no NVML, not a GPU backend, no sample).
+struct GpuTelemetrySummary {
+  int64_t samples = -1;                // samples per GPU (the fewest of the run's GPUs)
+  double sm_clock_min_mhz = -1;        // lowest SM clock sample of any GPU
+  double sm_clock_median_mhz = -1;     // the lowest of the GPUs' median SM clocks
+  double power_mean_w = -1;            // sum over the GPUs of each one's mean board power
+  double power_max_w = -1;             // highest power sample of any one GPU
+  double temp_max_c = -1;              // highest temperature sample of any GPU
+  int64_t throttle_bits = -1;          // union of the clocks event reason bits seen; < 0: not read
+  double energy_j = -1;                // total-energy counter delta over the repetition, summed over GPUs
+};
+
 struct ResultRow {
   std::string run_id, timestamp, host;
   RunConfig config;             // workload, backend, model, data, hyper-parameters
@@ -43,6 +56,7 @@ struct ResultRow {
   // hypervisor's share of the host's CPU time; < 0: unknown (cell empty).
   double others_cpu_share = -1, steal_share = -1;
   bool disturbed() const;       // either share above kDisturbedShare
+  GpuTelemetrySummary gpu;      // NVML figures of GPU backends' repetitions
   std::string status = "ok";    // ok | skipped: why | failed: why
 };
 

@@ -10,6 +10,7 @@
 #include "harness/backend.h"
 #include "harness/cli.h"
 #include "harness/json_out.h"
+#include "harness/nvml.h"
 #include "harness/utf8.h"
 
 namespace tb {
@@ -23,6 +24,7 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
 }
+std::string opt(double v) { return v < 0 ? std::string() : num(v); }  // < 0: not measured, empty
 std::string boolean(bool b) { return b ? "true" : "false"; }
 // A phase cell: empty where the phases were not timed (--phase-timing off).
 std::string phase(const ResultRow& r, double v) { return r.config.phase_timing ? num(v) : std::string(); }
@@ -250,6 +252,38 @@ const std::vector<Column>& table() {
       {"disturbed", T::kBool, R::kMetric, "", true,
        "true when others_cpu_share or steal_share is above 0.05: the timing is not trustworthy",
        [](const ResultRow& r) { return r.others_cpu_share < 0 ? std::string() : (r.disturbed() ? "true" : "false"); }},
+      // ---- NVML telemetry of GPU backends (harness/gpu_telemetry.h): empty without NVML
+      // (env.json's nvml.reason says why), on CPU backends, and for figures not sampled.
+      {"gpu_energy_j", T::kFloat, R::kMetric, "J", true,
+       "GPU energy over the timed epochs: the delta of NVML's total-energy counter "
+       "(nvmlDeviceGetTotalEnergyConsumption, mJ) from before the first to after the last epoch, summed over the "
+       "run's GPUs (every rank's); the report's samples per joule is epochs × rows per epoch / gpu_energy_j",
+       [](const ResultRow& r) { return opt(r.gpu.energy_j); }},
+      {"gpu_telemetry_samples", T::kInt, R::kMetric, "samples", true,
+       "NVML samples taken per GPU during the timed epochs (one at the start, then every 50 ms; the fewest of "
+       "the run's GPUs)",
+       [](const ResultRow& r) { return r.gpu.samples < 0 ? std::string() : std::to_string(r.gpu.samples); }},
+      {"gpu_sm_clock_min_mhz", T::kFloat, R::kMetric, "MHz", true,
+       "lowest SM clock sampled on any of the run's GPUs (nvmlDeviceGetClockInfo)",
+       [](const ResultRow& r) { return opt(r.gpu.sm_clock_min_mhz); }},
+      {"gpu_sm_clock_median_mhz", T::kFloat, R::kMetric, "MHz", true,
+       "median of each GPU's SM clock samples, the lowest GPU's",
+       [](const ResultRow& r) { return opt(r.gpu.sm_clock_median_mhz); }},
+      {"gpu_power_mean_w", T::kFloat, R::kMetric, "W", true,
+       "mean board power of each GPU over its samples, summed over the run's GPUs (nvmlDeviceGetPowerUsage)",
+       [](const ResultRow& r) { return opt(r.gpu.power_mean_w); }},
+      {"gpu_power_max_w", T::kFloat, R::kMetric, "W", true,
+       "highest board power sample of any one of the run's GPUs (compare with env.json's power limit)",
+       [](const ResultRow& r) { return opt(r.gpu.power_max_w); }},
+      {"gpu_temp_max_c", T::kFloat, R::kMetric, "°C", true, "highest GPU temperature sampled",
+       [](const ResultRow& r) { return opt(r.gpu.temp_max_c); }},
+      {"gpu_throttle_reasons", T::kString, R::kMetric, "", true,
+       "clocks event (throttle) reasons seen in any sample, `|`-separated (`sw_power_cap`, `hw_slowdown`, "
+       "`sw_thermal_slowdown`, `hw_thermal_slowdown`, `hw_power_brake_slowdown`, `gpu_idle`, ...), `none` when "
+       "none; the report flags a row with a power or thermal reason as throttled",
+       [](const ResultRow& r) {
+         return r.gpu.throttle_bits < 0 ? std::string() : nvml::reason_names(static_cast<uint64_t>(r.gpu.throttle_bits));
+       }},
       {"gpu_bus_ids", T::kString, R::kId, "", true,
        "the PCI bus id of each GPU in `devices`, in the same order (`0000:3b:00.0,0000:5e:00.0`; `NODE/BUS` per "
        "rank when a cuda-ddp job spans nodes): which physical GPUs ran, whatever index each process saw them "

@@ -9,6 +9,7 @@
 #include "harness/backend.h"
 #include "harness/csv_writer.h"
 #include "harness/disturbance.h"
+#include "harness/gpu_telemetry.h"
 #include "harness/host_info.h"
 #include "harness/interrupt.h"
 #include "harness/params_file.h"
@@ -128,6 +129,11 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     const std::vector<float> init = init_params(c.model, c.seed);
     const std::string label = c.backend + " " + c.workload + " t" + std::to_string(c.threads);
 
+    // NVML telemetry of a GPU run's repetitions (clocks, power, temperature, throttling,
+    // energy); inactive without NVML, when every figure stays empty.
+    std::unique_ptr<GpuTelemetry> telemetry;
+    if (traits.device == DeviceKind::kGpu) telemetry = std::make_unique<GpuTelemetry>(trainer->gpus());
+
     trainer->set_params(init);
     trainer->prepare_repetition();  // untimed, as for every repetition
     for (int64_t w = 0; w < c.warmup; ++w) {
@@ -161,6 +167,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       std::vector<CurvePoint> curve;
       CpuSnapshot before = cpu_snapshot();
       if (rep == 0) first_rep = before;
+      if (telemetry) telemetry->begin();
       // Time to target (--target-loss): this clock starts with the first timed epoch and,
       // as MLPerf's does, never pauses: the evaluations after each epoch count until the
       // first one at or below the target. train_time_s (sum of the epochs) excludes them.
@@ -194,7 +201,11 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
           }
         }
       }
+      // Over the same epochs as train_s (the last epoch has synchronised with its GPUs);
+      // with --target-loss the evaluations between them too.
+      GpuTelemetrySummary gpu = telemetry ? telemetry->end() : GpuTelemetrySummary{};
       progress.finish();
+      if (telemetry) gpu = combine_over_job(gpu, job);  // every rank of a GPU job calls it
       // Who else used the CPUs meanwhile: the job's own CPU time (every rank's) is not a
       // disturbance; each rank judges its host, the job takes the worst.
       const CpuSnapshot after = cpu_snapshot();
@@ -262,6 +273,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       row.peak_device_mem_bytes = trainer->peak_device_mem_bytes();
       row.others_cpu_share = worst[0];
       row.steal_share = worst[1];
+      row.gpu = gpu;
       if (rep + 1 == c.reps && !c.save_params.empty() && job.root()) write_params_file(c.save_params, params);
       emit(row, curve);
     }

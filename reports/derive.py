@@ -99,7 +99,27 @@ FORMULAS = [
     ("disturbed", "a configuration with at least one repetition whose disturbed column is "
                   "true: other processes (others_cpu_share) or the hypervisor (steal_share) "
                   "took more than 5% of the host's CPU time during its timed epochs"),
+    ("samples/J", "median over repetitions of samples_per_s × train_time_s / gpu_energy_j "
+                  "(= epochs × rows per epoch / joules the run's GPUs used over the timed "
+                  "epochs, NVML's energy counter); GPU rows with an energy reading only"),
+    ("throttled", "a GPU row any of whose repetitions saw a power reason (sw_power_cap, "
+                  "hw_power_brake_slowdown) or a thermal one (sw_thermal_slowdown, "
+                  "hw_thermal_slowdown) in gpu_throttle_reasons, or hw_slowdown (either); "
+                  "flagged ⚠: its clocks were held down, so its speed is not the GPU's best"),
 ]
+
+# gpu_throttle_reasons names (harness/nvml.h) that mean power or thermal throttling.
+POWER_REASONS = ("sw_power_cap", "hw_power_brake_slowdown")
+THERMAL_REASONS = ("sw_thermal_slowdown", "hw_thermal_slowdown")
+EITHER_REASONS = ("hw_slowdown",)  # NVML: high temperature or power draw (or a brake)
+
+
+def throttle_kinds(reasons):
+    """'power', 'thermal' (or both, 'power/thermal') named by a gpu_throttle_reasons cell; '' if none."""
+    names = set((reasons or "").split("|"))
+    power = bool(names & set(POWER_REASONS + EITHER_REASONS))
+    thermal = bool(names & set(THERMAL_REASONS + EITHER_REASONS))
+    return "/".join(k for k, on in (("power", power), ("thermal", thermal)) if on)
 
 
 @dataclass
@@ -133,6 +153,9 @@ class Group:
     disturbed_reps: int = 0                        # repetitions whose disturbed cell is true
     others_share_max: float = None                 # largest others_cpu_share (fraction)
     steal_share_max: float = None                  # largest steal_share (fraction)
+    samples_per_joule: float = None               # GPU rows with an energy reading (NVML)
+    throttled: str = ""                           # "power", "thermal", "power/thermal" or ""
+    throttle_reasons: str = ""                    # every reason seen, "|"-joined
     # filled by _compare_within_workload()
     cpu_base: "Group" = None
     gpu_base: "Group" = None
@@ -269,6 +292,14 @@ def _stats(g):
     for col, attr in (("others_cpu_share", "others_share_max"), ("steal_share", "steal_share_max")):
         vals = [r[col] for r in rows if r.get(col) is not None]
         setattr(g, attr, max(vals) if vals else None)
+    # NVML figures (columns absent in older files read as empty).
+    per_joule = [r["samples_per_s"] * r["train_time_s"] / r["gpu_energy_j"] for r in rows
+                 if r.get("gpu_energy_j")]
+    g.samples_per_joule = stats.median(per_joule) if per_joule else None
+    seen = sorted({n for r in rows for n in (r.get("gpu_throttle_reasons") or "").split("|")
+                   if n and n != "none"})
+    g.throttle_reasons = "|".join(seen)
+    g.throttled = throttle_kinds(g.throttle_reasons)
 
 
 def cell_text(v):

@@ -129,6 +129,8 @@ def workload_table(w):
     """Backend × (world_size, devices, threads) table of one workload."""
     has_acc = any(g.final_accuracy is not None for g in w.groups)
     has_eff = any(g.world_size > 1 for g in w.groups)
+    has_energy = any(g.samples_per_joule is not None for g in w.groups)
+    has_throttle = any(g.throttled for g in w.groups)
     head = []
     if w.multi_host:
         head.append("machine")
@@ -141,6 +143,10 @@ def workload_table(w):
         head.append(f"speedup vs {esc(w.gpu_base.backend)} (1 GPU{origin})")
     if has_eff:
         head.append("scaling efficiency")
+    if has_energy:
+        head.append("samples/J (GPU energy)")
+    if has_throttle:
+        head.append("GPU throttled")
     head.append("final loss")
     if has_acc:
         head.append("accuracy")
@@ -176,6 +182,11 @@ def workload_table(w):
                 base = g.efficiency_base
                 row.append((f'{fmt.percent(g.efficiency)} <span class="muted">vs '
                             f"{esc(base.backend)}{_settings_suffix(base)}</span>", "num"))
+        if has_energy:
+            row.append(("–", "muted") if g.samples_per_joule is None else (fmt.sps(g.samples_per_joule), "num"))
+        if has_throttle:
+            row.append((f'⚠ {esc(g.throttled)} <span class="muted">{esc(g.throttle_reasons)}</span>', "warn")
+                       if g.throttled else ("–", "muted"))
         row.append((fmt.loss(g.final_loss), "num"))
         if has_acc:
             row.append((fmt.accuracy(g.final_accuracy), "num"))
@@ -210,6 +221,12 @@ def workload_notes(w):
                      f"reference, so the final loss is checked within {ASYNC_LOSS_RTOL:g} of the "
                      f"reference's instead of {LOSS_RTOL:g}; with momentum on several workers it "
                      "is not checked.</li>")
+    throttled = [g for g in w.groups if g.throttled]
+    if throttled:
+        names = ", ".join(f"{esc(g.label(w.multi_host))} ({esc(g.throttled)})" for g in throttled)
+        notes.append(f'<li class="warn">⚠ GPU throttled: {names} — NVML reported power or '
+                     "thermal clock limits during the timed epochs (gpu_throttle_reasons), so "
+                     "these rows are not the GPU's unthrottled speed.</li>")
     disturbed = [g for g in w.groups if g.disturbed]
     if disturbed:
         names = ", ".join(esc(g.label(w.multi_host)) for g in disturbed)

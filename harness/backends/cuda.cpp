@@ -217,6 +217,7 @@ class CudaTrainer final : public Trainer {
 
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return devices_; }
+  std::vector<int> gpus() const override { return {cfg_.device}; }
   std::string gpu_bus_ids() const override { return bus_ids_; }
   // The arena, or more where cudaMemGetInfo saw more go (cuBLAS, NCCL, graph executables):
   // read after training, outside the timed epochs.

@@ -188,6 +188,7 @@ class CudaDpTrainer final : public Trainer {
 
   std::string precision() const override { return cfg_.precision; }
   std::string devices() const override { return slot_list(slot_ids_); }
+  std::vector<int> gpus() const override { return comm_.devices(); }
   // Each slot's GPU by PCI bus id (context-free queries): "0,0" is one GPU twice.
   std::string gpu_bus_ids() const override {
     std::string out;

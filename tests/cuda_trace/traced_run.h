@@ -33,7 +33,8 @@ inline TracedRun traced_command(const std::string& name, const std::string& comm
   const std::string base = trace_path(name);
   for (int r = 0; r < 8; ++r) std::filesystem::remove(base + "." + std::to_string(r) + ".log");
   std::filesystem::remove(base + ".csv");
-  const std::string cmd = "env TB_FAKE_GPUS=" + std::to_string(gpus) + " TB_TRACE_FILE=" + base + ".%r.log " + env +
+  const std::string cmd = "env TB_FAKE_GPUS=" + std::to_string(gpus) + " TB_TRACE_FILE=" + base + ".%r.log " +
+                          "TB_NVML_LIBRARY=none " + env +  // a driver's NVML stays out of traces
                           " LD_PRELOAD=" + TB_TRACE_SHIM + " " + launcher + TB_TRAINBENCH_EXE + " " + command;
   const test::ShellResult r = test::shell(cmd);
   TracedRun t;
