@@ -43,6 +43,7 @@ fetch() {
   local exclude
   exclude=$(git rev-parse --git-path info/exclude 2>/dev/null || true)
   if [ -n "$exclude" ] && ! grep -qxF "/${dir#./}/" "$exclude" 2>/dev/null; then
+    mkdir -p "$(dirname "$exclude")"  # a repository may have no info/ folder yet
     echo "/${dir#./}/" >> "$exclude"
   fi
   echo "gpu-carry: $(ls "$dir"/*.deb | wc -l) packages, $(du -sh "$dir" | cut -f1) in $dir (name it in the device tool's carry)" >&2

@@ -96,3 +96,28 @@ def test_every_listed_package_is_known_to_apt():
     out = subprocess.run(["apt-cache", "show", "--no-all-versions", *names], capture_output=True, text=True).stdout
     shown = {line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Package:")}
     assert not set(names) - shown, f"apt does not know: {sorted(set(names) - shown)}"
+
+
+def test_fetch_downloads_every_package_and_keeps_the_folder_out_of_git(tmp_path):
+    """fetch, with a stand-in apt-get that records what it is asked for, in a fresh
+    repository without .git/info/ (git init may leave none): the folder is excluded."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    (fakebin / "apt-get").write_text('#!/bin/sh\n[ "$1" = download ] || exit 9\nshift\n'
+                                     'for p in "$@"; do : > "$p.deb"; done\necho "$@" > asked.txt\n')
+    (fakebin / "apt-get").chmod(0o755)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    info = repo / ".git" / "info"
+    shutil.rmtree(info, ignore_errors=True)
+    env = dict(os.environ, PATH=f"{fakebin}:{os.environ['PATH']}")
+    r = subprocess.run(["bash", SCRIPT, "fetch"], cwd=repo, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    names = run("list").stdout.split()
+    assert (repo / ".gpu-carry" / "asked.txt").read_text().split() == names
+    assert (info / "exclude").read_text().splitlines() == ["/.gpu-carry/"]
+    st = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True)
+    assert st.stdout == ""          # nothing of .gpu-carry/ shows as untracked
+    # A second fetch does not add the line again.
+    subprocess.run(["bash", SCRIPT, "fetch"], cwd=repo, env=env, capture_output=True, check=True)
+    assert (info / "exclude").read_text().splitlines() == ["/.gpu-carry/"]
