@@ -16,6 +16,7 @@
 #include "harness/nvml_env.h"
 #include "harness/json_out.h"
 #include "harness/result_row.h"
+#include "kernels/cpu/cpu_props.h"
 #include "kernels/cpu/gemm.h"
 
 namespace tb {
@@ -131,6 +132,29 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
                  {"omp_num_threads", env_or_empty("OMP_NUM_THREADS")},
                  {"proc_bind", env_or_empty("OMP_PROC_BIND")},
                  {"places", env_or_empty("OMP_PLACES")}};
+  {
+    // Which GEMM micro-kernel and blocking cpu-omp, cpu-ddp and cpu-hogwild run here,
+    // and the CPU properties they were chosen from (kernels/cpu/gemm.h, cpu_props.h).
+    const cpu::GemmConfig& g_cfg = cpu::gemm_config();
+    const cpu::CpuProps& p = cpu::cpu_props();
+    j["cpu_gemm"] = {{"kernel", g_cfg.kernel},
+                     {"micro_tile", std::to_string(g_cfg.mr) + "x" + std::to_string(g_cfg.nr)},
+                     {"kc", g_cfg.kc},
+                     {"nc", g_cfg.nc},
+                     {"vector_unit", g_cfg.vector_unit},
+                     {"chosen_by", g_cfg.chosen_by},
+                     {"cpu", {{"vendor", p.vendor},
+                              {"family", p.family},
+                              {"model", p.model},
+                              {"avx512", p.avx512},
+                              {"avx512_double_pumped", p.avx512_double_pumped},
+                              {"avx2_fma", p.avx2_fma},
+                              {"amx", p.amx},
+                              {"l1d_bytes", p.l1d_bytes},
+                              {"l2_bytes", p.l2_bytes},
+                              {"l3_bytes", p.l3_bytes},
+                              {"cache_source", p.cache_source}}}};
+  }
   j["blas_env"] = {{"OPENBLAS_CORETYPE", env_or_empty("OPENBLAS_CORETYPE")},
                    {"OPENBLAS_L2_SIZE", env_or_empty("OPENBLAS_L2_SIZE")}};
   // GPUs as `trainbench devices` lists them, but free memory: reading it would open a

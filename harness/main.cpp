@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "harness/result_files.h"
 #include "harness/result_schema.h"
 #include "harness/suite.h"
+#include "kernels/cpu/gemm.h"
 
 namespace tb {
 namespace {
@@ -277,6 +279,15 @@ int main(int argc, char** argv) {
     // A terminal's Ctrl-C or a scheduler's SIGTERM ends a run or suite cleanly
     // (interrupt.h); MPI ranks keep the default action (their launcher ends them).
     if ((args[0] == "run" && launcher_world_size() == 1) || args[0] == "suite") install_interrupt_handlers();
+    // TB_CPU_GEMM_KERNEL (kernels/cpu/gemm.h) is read once, at the first GEMM: a bad
+    // value is bad input before any file is opened, not an error halfway through.
+    if (args[0] == "run" || args[0] == "suite" || args[0] == "suite-worker") {
+      try {
+        (void)cpu::gemm_config();
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
     if (args[0] == "run") {
       code = cmd_run(rest, command_line);
     } else if (args[0] == "suite-worker") {

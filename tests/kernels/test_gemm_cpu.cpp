@@ -2,7 +2,8 @@
 // triple loop in double. M, N, K as in kernels/cpu/gemm.h (C is M x N, K summed).
 // Covers all four transpose combinations, alpha/beta, padded leading dimensions,
 // shapes below, at and beyond the cache blocks, the skinny (M or N == 1) paths,
-// beta == 0 over NaN, k == 0, and 1 vs 2 OpenMP threads.
+// beta == 0 over NaN, k == 0, and 1 vs 2 OpenMP threads, for every micro-kernel this
+// CPU can run (gemm_kernels_supported(): avx512, avx2, portable on an AVX-512 machine).
 //
 // Tolerance: float32 dot products of length K carry a rounding error of at most
 // about K * u * sum_p |a_ip| |b_pj| (u = 2^-24, recursive summation); the kernel adds
@@ -16,9 +17,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
@@ -38,6 +41,13 @@ class ThreadScope {
 
  private:
   int saved_;
+};
+
+// Uses one micro-kernel for its scope, then goes back to the automatic choice.
+class KernelScope {
+ public:
+  explicit KernelScope(const std::string& name) { set_gemm_kernel(name); }
+  ~KernelScope() { set_gemm_kernel(""); }
 };
 
 std::vector<float> random_matrix(int64_t rows, int64_t ld, std::mt19937& rng) {
@@ -122,19 +132,32 @@ std::string describe(const Case& tc) {
 }
 
 // Odd sizes, primes, the skinny paths, and shapes beyond the blocks (micro-tile 12x32
-// with AVX-512 or 6x16 without; kKC 384, kNC 512, kPackRows 4096 in gemm.cpp) so that
-// the edges of every loop level are hit.
+// or 6x16; kc 128..512 and nc up to 4096 from this CPU's caches, gemm_blocking();
+// kPackRows 4096 in gemm.cpp) so that the edges of every loop level are hit.
 const std::vector<Shape> kShapes = {
     {1, 1, 1},     {1, 1, 7},    {2, 3, 1},     {5, 7, 3},     {17, 33, 9},   {13, 1, 29},
     {1, 19, 31},   {1, 1, 300},  {12, 32, 256}, {25, 65, 257}, {65, 129, 257}, {200, 70, 530},
     {40, 600, 37}, {1024, 1, 64}, {1, 64, 1024}, {256, 10, 64}, {10, 256, 64}, {4099, 35, 5},
     {24, 64, 769}, {13, 40, 1024},  // lda = 1024: A packed, not read in place
+    {20, 4150, 40},                 // N beyond the largest nc
 };
 
-class GemmCpu : public ::testing::TestWithParam<int> {};  // parameter: OpenMP threads
+// Parameters: OpenMP threads, micro-kernel name.
+class GemmCpu : public ::testing::TestWithParam<std::tuple<int, std::string>> {
+ protected:
+  void SetUp() override {
+    threads_ = std::make_unique<ThreadScope>(std::get<0>(GetParam()));
+    kernel_ = std::make_unique<KernelScope>(std::get<1>(GetParam()));
+  }
+  void TearDown() override {
+    kernel_.reset();
+    threads_.reset();
+  }
+  std::unique_ptr<ThreadScope> threads_;
+  std::unique_ptr<KernelScope> kernel_;
+};
 
 TEST_P(GemmCpu, MatchesNaiveAllTransposesAlphaBeta) {
-  ThreadScope threads(GetParam());
   uint32_t seed = 1;
   for (const Shape& s : kShapes) {
     for (int t = 0; t < 4; ++t) {
@@ -153,7 +176,6 @@ TEST_P(GemmCpu, MatchesNaiveAllTransposesAlphaBeta) {
 }
 
 TEST_P(GemmCpu, LeadingDimensionsLargerThanRows) {
-  ThreadScope threads(GetParam());
   uint32_t seed = 100;
   for (const Shape& s : {Shape{17, 33, 9}, Shape{65, 129, 257}, Shape{1, 64, 100},
                          Shape{100, 1, 64}, Shape{30, 40, 300}}) {
@@ -172,7 +194,6 @@ TEST_P(GemmCpu, LeadingDimensionsLargerThanRows) {
 }
 
 TEST_P(GemmCpu, BetaZeroIgnoresNaNInC) {
-  ThreadScope threads(GetParam());
   uint32_t seed = 200;
   for (const Shape& s : {Shape{1, 1, 1}, Shape{17, 33, 9}, Shape{65, 129, 257}, Shape{1024, 1, 64},
                          Shape{1, 64, 1024}}) {
@@ -195,7 +216,9 @@ TEST_P(GemmCpu, BetaZeroIgnoresNaNInC) {
 // the result is bitwise identical for 1 and 2 threads (the harness relies on nothing
 // weaker than the tolerance, but this pins down that no element is summed twice).
 TEST(GemmCpuThreads, OneAndTwoThreadsBitwiseEqual) {
-  for (const Shape& s : {Shape{65, 129, 257}, Shape{256, 256, 300}, Shape{200, 70, 530}}) {
+  for (const std::string& kernel : gemm_kernels_supported())
+  for (const Shape& s : {Shape{65, 129, 257}, Shape{256, 256, 300}, Shape{200, 70, 530}, Shape{10, 700, 300}}) {
+    KernelScope use(kernel);
     for (int t = 0; t < 4; ++t) {
       Case tc;
       tc.ta = (t & 1) != 0;
@@ -203,7 +226,7 @@ TEST(GemmCpuThreads, OneAndTwoThreadsBitwiseEqual) {
       tc.s = s;
       tc.alpha = 1.25f;
       tc.beta = 0.5f;
-      SCOPED_TRACE(describe(tc));
+      SCOPED_TRACE(kernel + " " + describe(tc));
       std::vector<float> one, two;
       {
         ThreadScope threads(1);
@@ -247,9 +270,10 @@ TEST(GemmCpuEdge, EmptyAndInvalidArguments) {
   EXPECT_THROW(gemm(false, false, 2, 4, 3, 1.0f, &x, 3, &x, 4, 0.0f, &x, 3), std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, GemmCpu, ::testing::Values(1, 2),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::to_string(info.param) + "thread";
+INSTANTIATE_TEST_SUITE_P(ThreadsKernels, GemmCpu,
+                         ::testing::Combine(::testing::Values(1, 2), ::testing::ValuesIn(gemm_kernels_supported())),
+                         [](const ::testing::TestParamInfo<std::tuple<int, std::string>>& info) {
+                           return std::to_string(std::get<0>(info.param)) + "thread_" + std::get<1>(info.param);
                          });
 
 }  // namespace

@@ -1,0 +1,180 @@
+// kernels/cpu/gemm_kernels.h — the register-blocked micro-kernels behind tb::cpu::gemm
+// (internal: included by kernels/cpu/gemm.cpp only). Each kernel K computes one MR x NR
+// tile of C:
+//   acc (MR x NR) = sum over p < kc of opA(i, p) * bp[p * NR + j]   (kc rank-1 updates)
+//   C[0..mr) x [0..nr) = alpha * acc + beta * C   (beta == 0 never reads C)
+// bp is a packed B micro-panel (kc x NR, zero-padded, 64-byte aligned). A comes as
+//   K::rows: MR row pointers, opA(i, p) = arow[i][p]   (A read in place, or gathered rows)
+//   K::cols: a column-major panel, opA(i, p) = ap[p * MR + i]   (packed from a transposed A)
+// Rows past mr may point anywhere readable: they are computed, never stored.
+// Per p: NR/width vector loads of B, MR broadcasts of A, MR*NR/width FMAs.
+// Each kernel is compiled for its own ISA (target attributes), so one binary carries
+// all of them and gemm.cpp picks one at run time from the CPU's properties.
+#pragma once
+
+#include <cstdint>
+#if defined(__x86_64__)
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports wherever they are inlined (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+#define TB_GEMM_X86 1
+#define TB_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#define TB_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+namespace tb::cpu::gemm_detail {
+
+// Prefetches the C tile's rows: they are written (and with beta != 0 read) only at
+// the end, so their misses overlap the kc FMA steps instead of stalling the stores.
+template <int64_t NR>
+inline void prefetch_c(const float* c, int64_t ldc, int64_t mr) {
+  for (int64_t i = 0; i < mr; ++i) {
+    __builtin_prefetch(c + i * ldc);
+    __builtin_prefetch(c + i * ldc + NR - 1);
+  }
+}
+
+// Edge tiles (mr < MR or nr < NR) of the 256-bit and portable kernels: write the valid
+// corner from a full tile held in memory.
+template <int64_t MR, int64_t NR>
+inline void store_corner(const float (&acc)[MR][NR], float alpha, float beta, float* c, int64_t ldc, int64_t mr,
+                         int64_t nr) {
+  for (int64_t i = 0; i < mr; ++i) {
+    float* c_row = c + i * ldc;
+    for (int64_t j = 0; j < nr; ++j)
+      c_row[j] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c_row[j];
+  }
+}
+
+#if defined(TB_GEMM_X86)
+// ---- AVX-512: 12 x 32, two zmm per row, 24 accumulators of 32 registers ---------------
+struct Avx512 {
+  static constexpr int64_t MR = 12, NR = 32;
+
+  template <bool kCols>
+  TB_TARGET_AVX512 static void run(int64_t kc, const float* const* arow, const float* __restrict ap,
+                                   const float* __restrict bp, float alpha, float beta, float* __restrict c,
+                                   int64_t ldc, int64_t mr, int64_t nr) {
+    prefetch_c<NR>(c, ldc, mr);
+    const float* r[MR];
+    if (!kCols) {
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < MR; ++i) r[i] = arow[i];
+    }
+    __m512 acc[MR][2];
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int64_t p = 0; p < kc; ++p) {
+      const __m512 b0 = _mm512_load_ps(bp + p * NR);
+      const __m512 b1 = _mm512_load_ps(bp + p * NR + 16);
+      _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * NR), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * NR + 16), _MM_HINT_T0);
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < MR; ++i) {
+        const __m512 a = _mm512_set1_ps(kCols ? ap[p * MR + i] : r[i][p]);
+        acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+      }
+    }
+    // Masked stores cover the N edge; rows past mr are not written.
+    const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? __mmask16(0xFFFF) : nr <= 16 ? __mmask16(0) : __mmask16((1u << (nr - 16)) - 1);
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+    for (int64_t i = 0; i < MR; ++i) {
+      if (i >= mr) break;
+      float* c_row = c + i * ldc;
+      __m512 r0 = _mm512_mul_ps(va, acc[i][0]), r1 = _mm512_mul_ps(va, acc[i][1]);
+      if (beta != 0.0f) {
+        r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c_row), r0);
+        r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c_row + 16), r1);
+      }
+      _mm512_mask_storeu_ps(c_row, m0, r0);
+      _mm512_mask_storeu_ps(c_row + 16, m1, r1);
+    }
+  }
+};
+
+// ---- AVX2 + FMA: 6 x 16, two ymm per row, 12 accumulators of 16 registers --------------
+struct Avx2 {
+  static constexpr int64_t MR = 6, NR = 16;
+
+  template <bool kCols>
+  TB_TARGET_AVX2 static void run(int64_t kc, const float* const* arow, const float* __restrict ap,
+                                 const float* __restrict bp, float alpha, float beta, float* __restrict c,
+                                 int64_t ldc, int64_t mr, int64_t nr) {
+    prefetch_c<NR>(c, ldc, mr);
+    const float* r[MR];
+    if (!kCols) {
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < MR; ++i) r[i] = arow[i];
+    }
+    __m256 acc[MR][2];
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int64_t p = 0; p < kc; ++p) {
+      const __m256 b0 = _mm256_load_ps(bp + p * NR);
+      const __m256 b1 = _mm256_load_ps(bp + p * NR + 8);
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < MR; ++i) {
+        const __m256 a = _mm256_broadcast_ss(kCols ? ap + p * MR + i : r[i] + p);
+        acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+      }
+    }
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    if (mr == MR && nr == NR) {
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < MR; ++i) {
+        float* c_row = c + i * ldc;
+        __m256 r0 = _mm256_mul_ps(va, acc[i][0]), r1 = _mm256_mul_ps(va, acc[i][1]);
+        if (beta != 0.0f) {
+          r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c_row), r0);
+          r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c_row + 8), r1);
+        }
+        _mm256_storeu_ps(c_row, r0);
+        _mm256_storeu_ps(c_row + 8, r1);
+      }
+      return;
+    }
+    float tile[MR][NR];
+    for (int64_t i = 0; i < MR; ++i) {
+      _mm256_storeu_ps(tile[i], acc[i][0]);
+      _mm256_storeu_ps(tile[i] + 8, acc[i][1]);
+    }
+    store_corner<MR, NR>(tile, alpha, beta, c, ldc, mr, nr);
+  }
+};
+#endif
+
+// ---- portable: 6 x 16 as plain loops ----------------------------------------------------
+// All trip counts but kc are compile-time constants, so at -O3 the compiler unrolls i
+// and vectorises j for whatever the build targets, keeping acc in registers.
+struct Portable {
+  static constexpr int64_t MR = 6, NR = 16;
+
+  template <bool kCols>
+  static void run(int64_t kc, const float* const* arow, const float* __restrict ap, const float* __restrict bp,
+                  float alpha, float beta, float* __restrict c, int64_t ldc, int64_t mr, int64_t nr) {
+    prefetch_c<NR>(c, ldc, mr);
+    float acc[MR][NR] = {};
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* b_row = bp + p * NR;
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < MR; ++i) {
+        const float a_ip = kCols ? ap[p * MR + i] : arow[i][p];
+#pragma omp simd
+        for (int64_t j = 0; j < NR; ++j) acc[i][j] += a_ip * b_row[j];
+      }
+    }
+    store_corner<MR, NR>(acc, alpha, beta, c, ldc, mr, nr);
+  }
+};
+
+}  // namespace tb::cpu::gemm_detail

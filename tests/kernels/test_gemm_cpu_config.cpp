@@ -1,0 +1,61 @@
+// tests/kernels/test_gemm_cpu_config.cpp — how tb::cpu::gemm configures itself: the
+// blocking rule that sizes kc and nc from the cache sizes, the automatic kernel choice
+// and its override (kernels/cpu/gemm.h). Each kernel's results are checked against
+// the naive loop in test_gemm_cpu.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+
+namespace tb::cpu {
+namespace {
+
+// kc: the A micro-panel (mr x kc floats) fills 3/8 of L1d, in 16s, within [128, 512];
+// nc: the B slice (kc x nc) fills 3/4 of L2, in nr multiples, within [4 nr, 4096].
+TEST(GemmCpuBlocking, FromCacheSizes) {
+  int64_t kc = 0, nc = 0;
+  gemm_blocking(48 << 10, 1 << 20, 12, 32, &kc, &nc);  // Zen 5: 48 KiB L1d, 1 MiB L2
+  EXPECT_EQ(kc, 384);                                 // 18 KiB / 48 B
+  EXPECT_EQ(nc, 512);                                 // 768 KiB / 1536 B
+  gemm_blocking(32 << 10, 1 << 20, 12, 32, &kc, &nc);  // Zen 4: 32 KiB L1d, 1 MiB L2
+  EXPECT_EQ(kc, 256);
+  EXPECT_EQ(nc, 768);
+  gemm_blocking(48 << 10, 2 << 20, 12, 32, &kc, &nc);  // Sapphire Rapids: 48 KiB, 2 MiB
+  EXPECT_EQ(kc, 384);
+  EXPECT_EQ(nc, 1024);
+  gemm_blocking(32 << 10, 256 << 10, 6, 16, &kc, &nc);  // an AVX2 client core
+  EXPECT_EQ(kc, 512);                                  // 12 KiB / 24 B, capped
+  EXPECT_EQ(nc, 96);                                   // 192 KiB / 2 KiB
+  gemm_blocking(0, 0, 12, 32, &kc, &nc);                // unknown caches: 32 KiB / 1 MiB
+  EXPECT_EQ(kc, 256);
+  EXPECT_EQ(nc, 768);
+  gemm_blocking(4 << 10, 16 << 10, 12, 32, &kc, &nc);   // tiny caches: the lower bounds
+  EXPECT_EQ(kc, 128);
+  EXPECT_EQ(nc, 128);
+}
+
+TEST(GemmCpuKernels, ChoiceIsRecordedAndOverridable) {
+  const std::vector<std::string> ok = gemm_kernels_supported();
+  ASSERT_FALSE(ok.empty());
+  EXPECT_EQ(ok.back(), "portable");
+  const GemmConfig& g = gemm_config();
+  EXPECT_EQ(g.kernel, ok.front()) << "the automatic choice is the widest supported kernel";
+  EXPECT_GE(g.kc, 128);
+  EXPECT_LE(g.kc, 512);
+  EXPECT_EQ(g.nc % g.nr, 0);
+  EXPECT_NE(gemm_implementation().find(g.kernel), std::string::npos);
+  set_gemm_kernel("portable");
+  EXPECT_EQ(gemm_config().kernel, "portable");
+  EXPECT_EQ(gemm_config().mr, 6);
+  EXPECT_NE(gemm_config().chosen_by.find("set_gemm_kernel"), std::string::npos);
+  EXPECT_THROW(set_gemm_kernel("amx"), std::invalid_argument);
+  set_gemm_kernel("");
+  EXPECT_EQ(gemm_config().kernel, ok.front());
+}
+
+}  // namespace
+}  // namespace tb::cpu
