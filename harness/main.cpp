@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -255,6 +258,14 @@ int cmd_suite(const std::vector<std::string>& args, const std::string& command_l
 
 int main(int argc, char** argv) {
   using namespace tb;
+#if defined(__GLIBC__)
+  // A fixed mmap threshold: glibc otherwise raises it to the size of the largest block
+  // freed so far (up to 32 MiB), so after one suite configuration freed its dataset,
+  // the next one's buffers came from the heap instead of fresh page-aligned mappings,
+  // and cpu-omp's 2-thread small MLP ran at 150-220k samples/s instead of 260-300k
+  // (issue #18; docs/performance.md). Every configuration now allocates as the first did.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() >= 2 && args[0] == "help") args = {args[1], "--help"};  // `help COMMAND` is `COMMAND --help`
   const std::string command_line = join_command_line(argc, argv);

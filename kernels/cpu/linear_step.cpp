@@ -1,4 +1,4 @@
-// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 16 outputs.
+// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 64 outputs.
 // Per thread, over its share of the rows:
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
@@ -34,9 +34,11 @@
 namespace tb::cpu {
 namespace {
 
-constexpr int64_t kLanes = kLinearStepMaxOutputs;  // outputs padded to 16 floats
+constexpr int64_t kLanes = kLinearStepMaxOutputs;  // the most lanes: outputs padded to 16s, up to 64
+// Lanes used for O outputs: O rounded up to whole 16-float vectors (W^T and dW^T rows).
+constexpr int64_t lanes_for(int64_t o) { return (o + 15) / 16 * 16; }
 constexpr int64_t kRowBlock = 8;                    // rows sharing one sweep over W^T (O > 1)
-constexpr int64_t kPrefetchRows = 4;                // O == 1: software prefetch distance, rows
+constexpr int64_t kPrefetchRows = 8;                // O == 1: software prefetch distance, rows
 // Below this many elements of X one thread is faster than waking the team.
 constexpr int64_t kParallelMinElems = int64_t{1} << 15;
 
@@ -74,39 +76,70 @@ struct Partial {
 
 #if defined(__AVX512F__)
 
-__mmask16 low_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
+__mmask16 low_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
 
 // O == 1, rows [r0, r1): one read of each row serves both z = x.w + b and dw += g x.
+// kRows rows at a time: their kRows dot products are independent chains (one row's
+// dot -> horizontal sum -> g -> dw update is a ~50-cycle dependency chain that left the
+// core idle between rows), and dw's D floats are loaded and stored once per block,
+// not once per row. Every sum keeps the one-row order (dot products per row, dw and
+// the double loss/db sums row after row), so results equal the row-at-a-time loop's.
+template <int kRows>
+void row_block_one_output(const float* xr, const float* t, int64_t d, int64_t dv, __mmask16 tail, const float* w,
+                          float b0, float inv_count, float* dw, double* loss, double* db) {
+  __m512 acc[kRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) acc[i] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < dv; p += 16) {
+    const __m512 wp = _mm512_loadu_ps(w + p);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) acc[i] = _mm512_fmadd_ps(_mm512_loadu_ps(xr + i * d + p), wp, acc[i]);
+  }
+  if (tail) {
+    const __m512 wp = _mm512_maskz_loadu_ps(tail, w + dv);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) acc[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, xr + i * d + dv), wp, acc[i]);
+  }
+  __m512 g[kRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    float gi;
+    *loss += static_cast<double>(tb::mse_element(_mm512_reduce_add_ps(acc[i]) + b0, t[i], inv_count, &gi));
+    *db += static_cast<double>(gi);
+    g[i] = _mm512_set1_ps(gi);
+  }
+  for (int64_t p = 0; p < dv; p += 16) {
+    __m512 v = _mm512_loadu_ps(dw + p);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) v = _mm512_fmadd_ps(g[i], _mm512_loadu_ps(xr + i * d + p), v);
+    _mm512_storeu_ps(dw + p, v);
+  }
+  if (tail) {
+    __m512 v = _mm512_maskz_loadu_ps(tail, dw + dv);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) v = _mm512_fmadd_ps(g[i], _mm512_maskz_loadu_ps(tail, xr + i * d + dv), v);
+    _mm512_mask_storeu_ps(dw + dv, tail, v);
+  }
+}
+
 void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
                      float b0, float inv_count, Partial* part) {
+  constexpr int kRows = 4;
   float* dw = part->grad.get(d);
   std::fill(dw, dw + d, 0.0f);
   const int64_t dv = d / 16 * 16;
   const __mmask16 tail = low_lanes(d - dv);
   double loss = 0, db = 0;
-  for (int64_t r = r0; r < r1; ++r) {
-    const float* xr = x + r * d;
-    // The row kPrefetchRows ahead: the hardware prefetcher alone left one core at
-    // ~10 GB/s on 64-float rows, this reaches ~11.5 (prefetches never fault, so
-    // running past the last row is harmless).
-    for (int64_t q = 0; q < d; q += 16) {
-      _mm_prefetch(reinterpret_cast<const char*>(xr + kPrefetchRows * d + q), _MM_HINT_T0);
-    }
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t p = 0; p < dv; p += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(xr + p), _mm512_loadu_ps(w + p), acc);
-    if (tail) acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, xr + dv), _mm512_maskz_loadu_ps(tail, w + dv), acc);
-    float g;
-    loss += static_cast<double>(tb::mse_element(_mm512_reduce_add_ps(acc) + b0, t[r], inv_count, &g));
-    db += static_cast<double>(g);
-    const __m512 gv = _mm512_set1_ps(g);
-    for (int64_t p = 0; p < dv; p += 16) {
-      _mm512_storeu_ps(dw + p, _mm512_fmadd_ps(gv, _mm512_loadu_ps(xr + p), _mm512_loadu_ps(dw + p)));
-    }
-    if (tail) {
-      _mm512_mask_storeu_ps(dw + dv, tail,
-                            _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(tail, xr + dv), _mm512_maskz_loadu_ps(tail, dw + dv)));
-    }
+  int64_t r = r0;
+  for (; r + kRows <= r1; r += kRows) {
+    // The block kPrefetchRows ahead: the hardware prefetcher alone left one core at
+    // ~10 GB/s on 64-float rows (prefetches never fault, so running past the end is
+    // harmless).
+    const float* ahead = x + (r + kPrefetchRows) * d;
+    for (int64_t q = 0; q < kRows * d; q += 16) _mm_prefetch(reinterpret_cast<const char*>(ahead + q), _MM_HINT_T0);
+    row_block_one_output<kRows>(x + r * d, t + r, d, dv, tail, w, b0, inv_count, dw, &loss, &db);
   }
+  for (; r < r1; ++r) row_block_one_output<1>(x + r * d, t + r, d, dv, tail, w, b0, inv_count, dw, &loss, &db);
   part->loss = loss;
   part->db[0] = db;
 }
@@ -117,56 +150,91 @@ inline void add_as_double(__m512d* acc, __m512 v) {
   acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
 
-// O > 1: kR rows x[0..kR) (row stride d) against W^T (d x 16), into dW^T (d x 16).
-template <int kR>
-void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, __m512 bias, __m512 two,
+// O > 1: kR rows x[0..kR) (row stride d) against W^T (d x 16V), into dW^T (d x 16V):
+// V vectors of outputs per row (O <= 16V). Per p: V loads of W^T, kR broadcasts of x,
+// kR x V FMAs forward; the same backward plus V loads and stores of dW^T.
+template <int kR, int V>
+void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m512* bias, __m512 two,
                __m512 inv, float* dwt, __m512d* loss, __m512d* db) {
-  __m512 z[kR];
+  constexpr int64_t L = 16 * V;
+  __m512 z[kR][V];
 #pragma GCC unroll 16
-  for (int i = 0; i < kR; ++i) z[i] = bias;
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) z[i][v] = bias[v];
   for (int64_t p = 0; p < d; ++p) {
-    const __m512 wp = _mm512_load_ps(wt + p * kLanes);
+    __m512 wp[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) wp[v] = _mm512_load_ps(wt + p * L + 16 * v);
 #pragma GCC unroll 16
-    for (int i = 0; i < kR; ++i) z[i] = _mm512_fmadd_ps(_mm512_set1_ps(x[i * d + p]), wp, z[i]);
+    for (int i = 0; i < kR; ++i) {
+      const __m512 xi = _mm512_set1_ps(x[i * d + p]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) z[i][v] = _mm512_fmadd_ps(xi, wp[v], z[i][v]);
+    }
   }
-  const __mmask16 m = low_lanes(o);
-  __m512 g[kR];
+  __m512 g[kR][V];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i) {
-    // tb::mse_element per lane: diff = z - t; grad = 2 diff inv; loss term diff^2.
-    // Lanes past O hold 0 - 0 (zero-padded W^T and bias, masked t).
-    const __m512 diff = _mm512_sub_ps(z[i], _mm512_maskz_loadu_ps(m, t + i * o));
-    const __m512 sq = _mm512_mul_ps(diff, diff);
-    g[i] = _mm512_mul_ps(_mm512_mul_ps(two, diff), inv);
-    add_as_double(loss, sq);
-    add_as_double(db, g[i]);
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      // tb::mse_element per lane: diff = z - t; grad = 2 diff inv; loss term diff^2.
+      // Lanes past O hold 0 - 0 (zero-padded W^T and bias, masked t).
+      const __m512 diff = _mm512_sub_ps(z[i][v], _mm512_maskz_loadu_ps(low_lanes(o - 16 * v), t + i * o + 16 * v));
+      const __m512 sq = _mm512_mul_ps(diff, diff);
+      g[i][v] = _mm512_mul_ps(_mm512_mul_ps(two, diff), inv);
+      add_as_double(loss + 2 * v, sq);
+      add_as_double(db + 2 * v, g[i][v]);
+    }
   }
   for (int64_t p = 0; p < d; ++p) {
-    __m512 acc = _mm512_load_ps(dwt + p * kLanes);
+    __m512 acc[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) acc[v] = _mm512_load_ps(dwt + p * L + 16 * v);
 #pragma GCC unroll 16
-    for (int i = 0; i < kR; ++i) acc = _mm512_fmadd_ps(_mm512_set1_ps(x[i * d + p]), g[i], acc);
-    _mm512_store_ps(dwt + p * kLanes, acc);
+    for (int i = 0; i < kR; ++i) {
+      const __m512 xi = _mm512_set1_ps(x[i * d + p]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xi, g[i][v], acc[v]);
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) _mm512_store_ps(dwt + p * L + 16 * v, acc[v]);
   }
+}
+
+// Rows [r0, r1) in blocks of kR (8 rows for one or two vectors, 4 for three or four:
+// kR x V accumulators stay within the 32 zmm registers).
+template <int V>
+void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
+                         const float* wt, const float* b, float inv_count, Partial* part) {
+  constexpr int64_t L = 16 * V;
+  constexpr int kR = V <= 2 ? kRowBlock : kRowBlock / 2;
+  float* dwt = part->grad.get(d * L);
+  std::fill(dwt, dwt + d * L, 0.0f);
+  __m512 bias[V];
+  for (int v = 0; v < V; ++v) bias[v] = _mm512_maskz_loadu_ps(low_lanes(o - 16 * v), b + 16 * v);
+  const __m512 two = _mm512_set1_ps(2.0f), inv = _mm512_set1_ps(inv_count);
+  __m512d loss[2 * V], db[2 * V];
+  for (int v = 0; v < 2 * V; ++v) loss[v] = db[v] = _mm512_setzero_pd();
+  int64_t r = r0;
+  for (; r + kR <= r1; r += kR) row_block<kR, V>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db);
+  for (; r < r1; ++r) row_block<1, V>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db);
+  __m512d loss_sum = loss[0];
+  for (int v = 1; v < 2 * V; ++v) loss_sum = _mm512_add_pd(loss_sum, loss[v]);
+  part->loss = _mm512_reduce_add_pd(loss_sum);
+  alignas(64) double lanes[L];
+  for (int v = 0; v < 2 * V; ++v) _mm512_store_pd(lanes + 8 * v, db[v]);
+  std::copy(lanes, lanes + L, part->db);
 }
 
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
-  float* dwt = part->grad.get(d * kLanes);
-  std::fill(dwt, dwt + d * kLanes, 0.0f);
-  const __m512 bias = _mm512_maskz_loadu_ps(low_lanes(o), b);
-  const __m512 two = _mm512_set1_ps(2.0f), inv = _mm512_set1_ps(inv_count);
-  __m512d loss[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
-  __m512d db[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()};
-  int64_t r = r0;
-  for (; r + kRowBlock <= r1; r += kRowBlock) {
-    row_block<kRowBlock>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db);
+  switch (lanes_for(o) / 16) {
+    case 1: rows_many_outputs_v<1>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 2: rows_many_outputs_v<2>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 3: rows_many_outputs_v<3>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    default: rows_many_outputs_v<4>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
   }
-  for (; r < r1; ++r) row_block<1>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db);
-  part->loss = _mm512_reduce_add_pd(_mm512_add_pd(loss[0], loss[1]));
-  alignas(64) double lanes[kLanes];
-  _mm512_store_pd(lanes, db[0]);
-  _mm512_store_pd(lanes + 8, db[1]);
-  std::copy(lanes, lanes + kLanes, part->db);
 }
 
 #else  // portable: the same passes as plain loops
@@ -193,16 +261,17 @@ void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int
 
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
-  float* dwt = part->grad.get(d * kLanes);
-  std::fill(dwt, dwt + d * kLanes, 0.0f);
+  const int64_t L = lanes_for(o);
+  float* dwt = part->grad.get(d * L);
+  std::fill(dwt, dwt + d * L, 0.0f);
   double loss = 0, db[kLanes] = {};
   for (int64_t r = r0; r < r1; ++r) {
     const float* xr = x + r * d;
     float z[kLanes], g[kLanes] = {};
-    for (int64_t j = 0; j < kLanes; ++j) z[j] = j < o ? b[j] : 0.0f;
+    for (int64_t j = 0; j < L; ++j) z[j] = j < o ? b[j] : 0.0f;
     for (int64_t p = 0; p < d; ++p) {
 #pragma omp simd
-      for (int64_t j = 0; j < kLanes; ++j) z[j] += xr[p] * wt[p * kLanes + j];
+      for (int64_t j = 0; j < L; ++j) z[j] += xr[p] * wt[p * L + j];
     }
     for (int64_t j = 0; j < o; ++j) {
       loss += static_cast<double>(tb::mse_element(z[j], t[r * o + j], inv_count, &g[j]));
@@ -210,11 +279,11 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
     }
     for (int64_t p = 0; p < d; ++p) {
 #pragma omp simd
-      for (int64_t j = 0; j < kLanes; ++j) dwt[p * kLanes + j] += xr[p] * g[j];
+      for (int64_t j = 0; j < L; ++j) dwt[p * L + j] += xr[p] * g[j];
     }
   }
   part->loss = loss;
-  std::copy(db, db + kLanes, part->db);
+  std::copy(db, db + L, part->db);
 }
 
 #endif
@@ -224,15 +293,17 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
 double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
                        const float* b, float inv_count, float* dw, float* db) {
   if (o < 1 || o > kLinearStepMaxOutputs || d < 1 || rows < 0) {
-    throw std::invalid_argument("tb::cpu::linear_mse_step: needs 1 <= O <= 16, D >= 1, B >= 0 (got B=" +
+    throw std::invalid_argument("tb::cpu::linear_mse_step: needs 1 <= O <= " + std::to_string(kLinearStepMaxOutputs) +
+                                ", D >= 1, B >= 0 (got B=" +
                                 std::to_string(rows) + " D=" + std::to_string(d) + " O=" + std::to_string(o) + ")");
   }
   thread_local Buffer wt_buf;
   thread_local std::vector<Partial> parts;
   const int want = rows * d >= kParallelMinElems ? std::max(1, omp_get_max_threads()) : 1;
   if (parts.size() < static_cast<size_t>(want)) parts.resize(static_cast<size_t>(want));
-  for (int i = 0; i < want; ++i) parts[i].grad.get(o == 1 ? d : d * kLanes);  // sized here, not in the region
-  float* wt = o > 1 ? wt_buf.get(d * kLanes) : nullptr;
+  const int64_t L = lanes_for(o);
+  for (int i = 0; i < want; ++i) parts[i].grad.get(o == 1 ? d : d * L);  // sized here, not in the region
+  float* wt = o > 1 ? wt_buf.get(d * L) : nullptr;
   Partial* part = parts.data();
   int team = 1;
 
@@ -240,7 +311,7 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
   auto body = [&](int tid, int n) {
     if (wt != nullptr) {
       for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
-        for (int64_t j = 0; j < kLanes; ++j) wt[p * kLanes + j] = j < o ? w[j * d + p] : 0.0f;
+        for (int64_t j = 0; j < L; ++j) wt[p * L + j] = j < o ? w[j * d + p] : 0.0f;
       }
     }
     if (n > 1) {
@@ -252,7 +323,7 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     if (n > 1) {
 #pragma omp barrier
     }
-    const int64_t stride = o == 1 ? 1 : kLanes;
+    const int64_t stride = o == 1 ? 1 : L;
     for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
       for (int64_t j = 0; j < o; ++j) {
         float s = 0.0f;

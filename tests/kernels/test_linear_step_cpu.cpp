@@ -1,8 +1,8 @@
 // tests/kernels/test_linear_step_cpu.cpp — the fused linear-regression step
 // (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
 // squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
-// around the vector width (D and O at 1, 15, 16, 17...), row counts around the
-// 8-row blocks, both sides of the parallel threshold, 1 and 2 threads.
+// around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 48, 63, 64), row counts around the
+// 8- and 4-row blocks, both sides of the parallel threshold, 1 and 2 threads.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -43,7 +43,10 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
   ThreadScope threads(GetParam());
   const std::vector<Shape> shapes = {{1, 1, 1},    {7, 5, 1},    {9, 64, 1},   {1024, 64, 1},  {600, 100, 1},
                                      {8, 16, 2},   {17, 33, 3},  {16, 15, 16}, {100, 1, 16},   {257, 64, 16},
-                                     {513, 1024, 16}, {40, 200, 9}};
+                                     {513, 1024, 16}, {40, 200, 9},
+                                     // two to four vectors of outputs (O > 16)
+                                     {37, 20, 17}, {9, 65, 32}, {70, 33, 33}, {16, 128, 48}, {23, 17, 63},
+                                     {65, 300, 64}};
   for (const Shape& s : shapes) {
     const std::vector<float> x = random_vec(s.rows * s.d, 1), t = random_vec(s.rows * s.o, 2);
     const std::vector<float> w = random_vec(s.o * s.d, 3), b = random_vec(s.o, 4);
@@ -89,27 +92,30 @@ TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
 }
 
 TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
-  const int64_t rows = 4096, d = 64, o = 16;  // above the parallel threshold
-  const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
-  const std::vector<float> w = random_vec(o * d, 7), b = random_vec(o, 8);
-  std::vector<float> dw1(o * d), db1(o), dw2(o * d), db2(o);
-  double l1, l2;
-  {
-    ThreadScope one(1);
-    l1 = linear_mse_step(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o), dw1.data(), db1.data());
+  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{40}}) {
+    SCOPED_TRACE("O = " + std::to_string(o));
+    const int64_t rows = 4096, d = 64;  // above the parallel threshold
+    const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
+    const std::vector<float> w = random_vec(o * d, 7), b = random_vec(o, 8);
+    std::vector<float> dw1(o * d), db1(o), dw2(o * d), db2(o);
+    double l1, l2;
+    {
+      ThreadScope one(1);
+      l1 = linear_mse_step(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o), dw1.data(), db1.data());
+    }
+    {
+      ThreadScope two(2);
+      l2 = linear_mse_step(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o), dw2.data(), db2.data());
+    }
+    EXPECT_NEAR(l1, l2, 1e-9 * l1);
+    for (int64_t i = 0; i < o * d; ++i) ASSERT_NEAR(dw1[i], dw2[i], 1e-5 * (std::abs(dw1[i]) + 1e-3)) << i;
   }
-  {
-    ThreadScope two(2);
-    l2 = linear_mse_step(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o), dw2.data(), db2.data());
-  }
-  EXPECT_NEAR(l1, l2, 1e-9 * l1);
-  for (int64_t i = 0; i < o * d; ++i) ASSERT_NEAR(dw1[i], dw2[i], 1e-5 * (std::abs(dw1[i]) + 1e-3)) << i;
 }
 
 TEST(LinearStepCpuEdge, RejectsUnsupportedShapes) {
   float v = 0;
   EXPECT_THROW(linear_mse_step(&v, &v, 1, 1, 0, &v, &v, 1.0f, &v, &v), std::invalid_argument);
-  EXPECT_THROW(linear_mse_step(&v, &v, 1, 1, 17, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+  EXPECT_THROW(linear_mse_step(&v, &v, 1, 1, 65, &v, &v, 1.0f, &v, &v), std::invalid_argument);
   EXPECT_THROW(linear_mse_step(&v, &v, 1, 0, 1, &v, &v, 1.0f, &v, &v), std::invalid_argument);
   EXPECT_THROW(linear_mse_step(&v, &v, -1, 1, 1, &v, &v, 1.0f, &v, &v), std::invalid_argument);
 }
