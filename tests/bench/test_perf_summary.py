@@ -1,0 +1,95 @@
+"""bench/peers/perf_summary.py (what `make perf` prints): issue #18's targets from a
+results folder, each with its ratio, margin and verdict — met, thin (met by < 5%) or
+not met — the small MLP's 2-thread scaling, the large MLP's share of the sgemm rate,
+and env.json's GEMM record. Synthetic rows with known ratios, so every verdict is
+asserted."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(REPO, "bench", "peers", "perf_summary.py")
+FIELDS = ["workload", "backend", "threads", "samples_per_s", "status", "layers"]
+
+
+def write_folder(tmp_path, rows, sgemm=None, env=None):
+    with open(tmp_path / "results.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    if sgemm is not None:
+        (tmp_path / "sgemm-after.json").write_text(json.dumps(sgemm))
+    if env is not None:
+        (tmp_path / "env.json").write_text(json.dumps(env))
+
+
+def row(workload, backend, threads, sps, layers, status="ok"):
+    return {"workload": workload, "backend": backend, "threads": threads, "samples_per_s": sps,
+            "status": status, "layers": layers}
+
+
+def summarize(folder):
+    p = subprocess.run([sys.executable, SCRIPT, str(folder)], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    text = (folder / "perf_summary.md").read_text(encoding="utf-8")
+    assert text == p.stdout
+    return text
+
+
+def line_of(text, workload, threads):
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 3 and cells[2] == workload and cells[3] == str(threads):
+            return cells
+    raise AssertionError(f"no row for {workload} t{threads} in\n{text}")
+
+
+def test_verdicts_margins_scaling_and_sgemm_share(tmp_path):
+    small, big, lin = "mlp-784x256x256x10-60k", "mlp-1024x4096x4096x4096x1000-8k", "linear-1024x32-60k"
+    rows = []
+    for rep, jitter in enumerate((0.99, 1.0, 1.01)):
+        rows += [row(small, "cpu-omp", 1, 130 * jitter, "784,256,256,10"),    # 1.30x: met
+                 row(small, "torch-cpu", 1, 100 * jitter, "784,256,256,10"),
+                 row(small, "cpu-omp", 2, 214 * jitter, "784,256,256,10"),    # 1.22x: thin; 214/130 = 1.65x scaling
+                 row(small, "torch-cpu", 2, 175 * jitter, "784,256,256,10"),
+                 row(lin, "cpu-omp", 2, 150 * jitter, "1024,32"),             # 1.5x of 2x: not met
+                 row(lin, "torch-cpu", 2, 100 * jitter, "1024,32"),
+                 row(big, "cpu-omp", 2, 1000 * jitter, "1024,4096,4096,4096,1000"),
+                 row(big, "torch-cpu", 2, 1000 * jitter, "1024,4096,4096,4096,1000")]
+    rows.append(row(small, "cpu-omp", 1, 1, "784,256,256,10", status="failed: diverged"))  # ignored
+    flops = 242_699_264  # the large MLP's GEMM FLOPs per sample (forward, dW, dA)
+    sgemm = {"step_gflop_per_s": 1000 * flops / 1e9 / 0.8, "threads": 2, "blas_library": "libopenblas.so",
+             "openblas_core": "Haswell"}  # cpu-omp at 80% of it
+    env = {"cpu_gemm": {"kernel": "avx2", "micro_tile": "6x16", "vector_unit": "AVX2 + FMA, 256-bit", "kc": 512,
+                        "nc": 768, "chosen_by": "CPUID test"}}
+    write_folder(tmp_path, rows, sgemm, env)
+    text = summarize(tmp_path)
+    assert line_of(text, small, 1)[6:10] == ["1.30×", "≥ 1.2×", "+8%", "yes"]
+    assert line_of(text, small, 2)[6:10] == ["1.22×", "≥ 1.2×", "+2%", "yes (thin)"]
+    assert line_of(text, lin, 2)[6:10] == ["1.50×", "≥ 2×", "-25%", "**no**"]
+    assert line_of(text, big, 2)[6:10] == ["1.00×", "≥ 1.05×", "-5%", "**no**"]
+    assert "2 threads ÷ 1 thread = 214 ÷ 130 = 1.65× (target ≥ 1.7× on a 2-core machine; margin -3%: no)" in text
+    assert "= 80.0% (target ≥ 100%; margin -20%: NOT met)" in text
+    assert "kernel avx2 (6x16 tile, AVX2 + FMA, 256-bit), kc 512, nc 768; chosen by CPUID test" in text
+    assert "| small linear 64->1 | – | – | not run |" in text
+
+
+def test_linear_widths_sort_numerically_and_a_missing_peer_is_said(tmp_path):
+    rows = [row(f"linear-1024x{o}-60k", "cpu-omp", 1, 300, f"1024,{o}") for o in (128, 16, 1)]
+    rows += [row(f"linear-1024x{o}-60k", "torch-cpu", 1, 100, f"1024,{o}") for o in (128, 1)]
+    write_folder(tmp_path, rows)
+    text = summarize(tmp_path)
+    order = [l.split("|")[2].strip() for l in text.splitlines() if "linear-1024x" in l]
+    assert order == ["linear-1024x1-60k", "linear-1024x16-60k", "linear-1024x128-60k"]
+    assert "no torch-cpu row" in line_of(text, "linear-1024x16-60k", 1)[5]
+    assert "Large MLP GEMM rate" not in text and "cpu-omp's GEMM" not in text
+
+
+def test_missing_results_is_bad_input(tmp_path):
+    p = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "nope")], capture_output=True, text=True, check=False)
+    assert p.returncode == 2
+    assert "results.csv" in p.stderr
