@@ -144,6 +144,10 @@ struct Avx2 {
       return;
     }
     float tile[MR][NR];
+    // Unrolled, as every loop over acc: an acc indexed by a run-time i would have to
+    // live in memory, and GCC then stores it after every FMA (measured: 59 instead of
+    // ~100 GFLOP/s on one Zen 5 core).
+#pragma GCC unroll 8
     for (int64_t i = 0; i < MR; ++i) {
       _mm256_storeu_ps(tile[i], acc[i][0]);
       _mm256_storeu_ps(tile[i] + 8, acc[i][1]);
