@@ -409,8 +409,8 @@ void check_ld(const char* name, int64_t ld, int64_t row_len) {
 void gemm_blocking(int64_t l1d_bytes, int64_t l2_bytes, int64_t mr, int64_t nr, int64_t* kc, int64_t* nc) {
   const int64_t l1 = l1d_bytes > 0 ? l1d_bytes : 32 << 10, l2 = l2_bytes > 0 ? l2_bytes : 1 << 20;
   const int64_t f = static_cast<int64_t>(sizeof(float));
-  *kc = std::clamp<int64_t>(l1 * 3 / 8 / (mr * f) / 16 * 16, 128, 512);
-  *nc = std::clamp<int64_t>(l2 * 3 / 4 / (*kc * f) / nr * nr, 4 * nr, 4096);
+  *kc = std::clamp<int64_t>(l1 / 2 / (mr * f) / 16 * 16, 128, 1024);
+  *nc = std::clamp<int64_t>(l2 / (*kc * f) / nr * nr, 4 * nr, 4096);
 }
 
 const GemmConfig& gemm_config() { return current().config; }

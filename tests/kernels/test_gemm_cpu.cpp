@@ -132,7 +132,7 @@ std::string describe(const Case& tc) {
 }
 
 // Odd sizes, primes, the skinny paths, and shapes beyond the blocks (micro-tile 12x32
-// or 6x16; kc 128..512 and nc up to 4096 from this CPU's caches, gemm_blocking();
+// or 6x16; kc 128..1024 and nc up to 4096 from this CPU's caches, gemm_blocking();
 // kPackRows 4096 in gemm.cpp) so that the edges of every loop level are hit.
 const std::vector<Shape> kShapes = {
     {1, 1, 1},     {1, 1, 7},    {2, 3, 1},     {5, 7, 3},     {17, 33, 9},   {13, 1, 29},
@@ -140,6 +140,7 @@ const std::vector<Shape> kShapes = {
     {40, 600, 37}, {1024, 1, 64}, {1, 64, 1024}, {256, 10, 64}, {10, 256, 64}, {4099, 35, 5},
     {24, 64, 769}, {13, 40, 1024},  // lda = 1024: A packed, not read in place
     {20, 4150, 40},                 // N beyond the largest nc
+    {9, 40, 1100},                  // K beyond the largest kc
 };
 
 // Parameters: OpenMP threads, micro-kernel name.

@@ -14,28 +14,31 @@
 namespace tb::cpu {
 namespace {
 
-// kc: the A micro-panel (mr x kc floats) fills 3/8 of L1d, in 16s, within [128, 512];
-// nc: the B slice (kc x nc) fills 3/4 of L2, in nr multiples, within [4 nr, 4096].
+// kc: the A micro-panel (mr x kc floats) fills half of L1d, in 16s, within [128, 1024];
+// nc: the B slice (kc x nc) fills L2, in nr multiples, within [4 nr, 4096].
 TEST(GemmCpuBlocking, FromCacheSizes) {
   int64_t kc = 0, nc = 0;
   gemm_blocking(48 << 10, 1 << 20, 12, 32, &kc, &nc);  // Zen 5: 48 KiB L1d, 1 MiB L2
-  EXPECT_EQ(kc, 384);                                 // 18 KiB / 48 B
-  EXPECT_EQ(nc, 512);                                 // 768 KiB / 1536 B
+  EXPECT_EQ(kc, 512);                                 // 24 KiB / 48 B
+  EXPECT_EQ(nc, 512);                                 // 1 MiB / 2 KiB
   gemm_blocking(32 << 10, 1 << 20, 12, 32, &kc, &nc);  // Zen 4: 32 KiB L1d, 1 MiB L2
-  EXPECT_EQ(kc, 256);
-  EXPECT_EQ(nc, 768);
+  EXPECT_EQ(kc, 336);                                 // 16 KiB / 48 B = 341, in 16s
+  EXPECT_EQ(nc, 768);                                 // 1 MiB / 1344 B = 780, in 32s
   gemm_blocking(48 << 10, 2 << 20, 12, 32, &kc, &nc);  // Sapphire Rapids: 48 KiB, 2 MiB
-  EXPECT_EQ(kc, 384);
+  EXPECT_EQ(kc, 512);
   EXPECT_EQ(nc, 1024);
   gemm_blocking(32 << 10, 256 << 10, 6, 16, &kc, &nc);  // an AVX2 client core
-  EXPECT_EQ(kc, 512);                                  // 12 KiB / 24 B, capped
-  EXPECT_EQ(nc, 96);                                   // 192 KiB / 2 KiB
+  EXPECT_EQ(kc, 672);                                  // 16 KiB / 24 B = 682, in 16s
+  EXPECT_EQ(nc, 96);                                   // 256 KiB / 2688 B = 97, in 16s
   gemm_blocking(0, 0, 12, 32, &kc, &nc);                // unknown caches: 32 KiB / 1 MiB
-  EXPECT_EQ(kc, 256);
+  EXPECT_EQ(kc, 336);
   EXPECT_EQ(nc, 768);
   gemm_blocking(4 << 10, 16 << 10, 12, 32, &kc, &nc);   // tiny caches: the lower bounds
   EXPECT_EQ(kc, 128);
   EXPECT_EQ(nc, 128);
+  gemm_blocking(1 << 20, 64 << 20, 6, 16, &kc, &nc);    // huge caches: the upper bounds
+  EXPECT_EQ(kc, 1024);
+  EXPECT_EQ(nc, 4096);
 }
 
 TEST(GemmCpuKernels, ChoiceIsRecordedAndOverridable) {
@@ -45,7 +48,7 @@ TEST(GemmCpuKernels, ChoiceIsRecordedAndOverridable) {
   const GemmConfig& g = gemm_config();
   EXPECT_EQ(g.kernel, ok.front()) << "the automatic choice is the widest supported kernel";
   EXPECT_GE(g.kc, 128);
-  EXPECT_LE(g.kc, 512);
+  EXPECT_LE(g.kc, 1024);
   EXPECT_EQ(g.nc % g.nr, 0);
   EXPECT_NE(gemm_implementation().find(g.kernel), std::string::npos);
   set_gemm_kernel("portable");
