@@ -18,6 +18,7 @@
 #include "harness/ceilings.h"
 #include "harness/cli.h"
 #include "kernels/cpu/ceiling_loops.h"
+#include "tests/json_file.h"
 #include "tests/shell.h"
 
 namespace {
@@ -29,12 +30,7 @@ using tb::test::tmp;
 const char* kTiny = "run --backend cpu-omp --threads 1 --model linear --layers 8,1 --samples 200 --batch 50 "
                     "--epochs 1 --warmup 0 --reps 1";
 
-json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
-}
+json read_json(const std::string& path) { return tb::test::read_json_file(path); }
 
 bool positive_finite(const json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0; }
 

@@ -16,6 +16,7 @@
 #include "harness/csv_writer.h"
 #include "kernels/cpu/cpu_props.h"
 #include "kernels/cpu/gemm.h"
+#include "tests/json_file.h"
 #include "tests/shell.h"
 
 namespace {
@@ -28,12 +29,7 @@ using tb::test::tmp;
 const char* kMlp = "run --backend cpu-omp --threads 2 --model mlp --layers 40,48,3 --samples 600 --batch 64 "
                    "--epochs 2 --warmup 0 --reps 1";
 
-json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
-}
+json read_json(const std::string& path) { return tb::test::read_json_file(path); }
 
 // The first row's final_loss (csv_fields: the writer's own quoting rules).
 double final_loss(const std::string& csv) {

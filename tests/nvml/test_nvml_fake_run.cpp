@@ -13,6 +13,7 @@
 #include "harness/csv_writer.h"
 #include "harness/json_out.h"
 #include "tests/nvml/fake_nvml_values.h"
+#include "tests/json_file.h"
 #include "tests/shell.h"
 
 namespace {
@@ -35,12 +36,7 @@ std::vector<Row> read_rows(const std::string& path) {
   return rows;
 }
 
-tb::Json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return tb::Json::parse(ss.str());
-}
+tb::Json read_json(const std::string& path) { return tb::test::read_json_file<tb::Json>(path); }
 
 struct RunOutput {
   tb::test::ShellResult shell;
