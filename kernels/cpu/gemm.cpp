@@ -15,6 +15,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/cpu_props.h"
@@ -140,7 +141,18 @@ void pack_b(const Problem& pr, int64_t p0, int64_t j0, int64_t kc, int64_t nc, i
       // Column j of op(B) is row j of B: each packed row takes one element from each of
       // `cols` rows of B (a gather; each source row is still walked in order over p).
       const float* src = pr.b + (j0 + jr) * pr.ldb + p0;
-      for (int64_t p = 0; p < kc; ++p) {
+      int64_t p = 0;
+#if defined(TB_GEMM_X86)
+      if constexpr (std::is_same_v<K, Avx512>) {  // whole panels: 16 x 16 blocks in registers
+        if (cols == NR) {
+          for (; p + 16 <= kc; p += 16) {
+            gemm_detail::transpose16x16(src + p, pr.ldb, panel + p * NR, NR);
+            gemm_detail::transpose16x16(src + 16 * pr.ldb + p, pr.ldb, panel + p * NR + 16, NR);
+          }
+        }
+      }
+#endif
+      for (; p < kc; ++p) {
         float* dst = panel + p * NR;
         if (cols == NR) {
 #pragma omp simd
