@@ -250,3 +250,32 @@ def write_run(folder, machine, env_update=None, run=None, **kw):
     with open(os.path.join(folder, "log.txt"), "w", encoding="utf-8") as f:
         f.write("fixture run\n")
     return str(folder)
+
+
+# Measured ceilings (env.json `ceilings`, harness/ceilings.h) for each machine, as the
+# efficiency section and its roofline read them.
+CPU_CEILINGS = {"host": "cpubox", "units": {}, "gpus": [], "gpu_reason": "no CUDA device",
+                "cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 700.0, "triad_gbs_1core": 10.0,
+                        "triad_gbs": 40.0, "threads": 8, "isa": "avx512f", "duration_s": 0.8}}
+GPU_CEILINGS = {"host": "gpubox", "units": {},
+                "cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 1600.0, "triad_gbs_1core": 12.0,
+                        "triad_gbs": 200.0, "threads": 32, "isa": "avx512f", "duration_s": 0.9},
+                "gpus": [{"index": i, "name": "NVIDIA H100 80GB HBM3", "sgemm_gflops": 50_000.0,
+                          "tf32_gflops": 400_000.0, "d2d_gbs": 3000.0, "gemm_n": 8192,
+                          "copy_bytes": 1 << 30, "duration_s": 0.3} for i in range(4)],
+                "gpu_reason": None}
+
+
+def summarize(folder):
+    """The report's derived summary of one result folder (reports/derive.py)."""
+    import derive  # noqa: PLC0415 (reports/ modules import load, which this module uses)
+    from load import load_runs  # noqa: PLC0415
+    return derive.summarize(load_runs([str(folder)]))
+
+
+def render_html(folder):
+    """Renders folder/report.html with reports/render.py and returns its text."""
+    import render  # noqa: PLC0415
+    assert render.main([str(folder)]) == 0
+    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
+        return f.read()

@@ -9,12 +9,10 @@ The fixture is fixture_data's CPU machine (cpu-omp at 4 and 8 threads, cpu-ddp a
 and 2 ranks of 4 threads) plus cpu-hogwild at 1 and 2 workers of 4 threads.
 """
 
-import os
 
 import compare
 import derive
 import fixture_data as fx
-import render
 from htmltables import cell, find_rows, tables
 from test_knobs import _write
 
@@ -37,14 +35,8 @@ def _lin_rows(html, **match):
     return [r for r in table if all(r.get(k) == v for k, v in want.items())]
 
 
-def _html(folder):
-    assert render.main([folder]) == 0
-    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
-        return f.read()
-
-
 def test_asynchronous_rows_are_marked_and_checked_within_their_bound(tmp_path):
-    html = _html(_write(tmp_path / "run", "cpubox", _hogwild()))
+    html = fx.render_html(_write(tmp_path / "run", "cpubox", _hogwild()))
     (row,) = find_rows(html, world_size=2, threads=4, backend="cpu-hogwild asynchronous")
     loss = cell(row, "vs reference")
     assert loss.startswith(f"asynchronous: ✓ within {derive.ASYNC_LOSS_RTOL:g}"), loss
@@ -65,7 +57,7 @@ def test_asynchronous_rows_are_marked_and_checked_within_their_bound(tmp_path):
 
 def test_hogwild_sits_beside_cpu_omp_and_cpu_ddp(tmp_path):
     folder = _write(tmp_path / "run", "cpubox", _hogwild())
-    html = _html(folder)
+    html = fx.render_html(folder)
     from load import load_runs
     w = [w for w in derive.summarize(load_runs([folder])).workloads if w.name == LIN][0]
     order = [(g.backend, g.world_size, g.threads) for g in w.groups]
@@ -82,14 +74,14 @@ def test_hogwild_sits_beside_cpu_omp_and_cpu_ddp(tmp_path):
 
 
 def test_beyond_the_bound_is_a_mismatch_and_momentum_is_not_checked(tmp_path):
-    html = _html(_write(tmp_path / "bad", "cpubox", _hogwild(loss2=1.10)))
+    html = fx.render_html(_write(tmp_path / "bad", "cpubox", _hogwild(loss2=1.10)))
     (row,) = find_rows(html, world_size=2, threads=4, backend="cpu-hogwild asynchronous")
     assert cell(row, "vs reference").startswith(f"asynchronous: ✗ MISMATCH beyond {derive.ASYNC_LOSS_RTOL:g}")
     assert "do NOT match the reference loss" in html
     # With momentum (and a reference trained with it), several workers are not checked.
     mom = {"momentum": "0.9"}
     extra = _hogwild(loss2=1.25, cells2=mom) + [(("reference", 1, "cpu", 1), 400_000.0, REF_LOSS, mom)]
-    html = _html(_write(tmp_path / "mom", "cpubox", extra))
+    html = fx.render_html(_write(tmp_path / "mom", "cpubox", extra))
     (row,) = _lin_rows(html, world_size=2, threads=4, backend="cpu-hogwild asynchronous")
     assert cell(row, "vs reference").startswith("asynchronous: not checked"), cell(row, "vs reference")
     assert "do NOT match" not in html

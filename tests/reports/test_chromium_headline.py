@@ -153,20 +153,11 @@ def test_the_check_fails_when_the_headline_is_pushed_down(tmp_path):
 
 
 # Sections other report modules add (reports/dp_ddp.py; reports/efficiency_page.py with
-# its roofline plot, drawn when env.json holds measured ceilings): the GPU fixture shows
-# them, and the headline still comes first and fits the first screen.
-GPU_CEILINGS = {"host": "gpubox", "units": {},
-                "cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 1600.0, "triad_gbs_1core": 12.0,
-                        "triad_gbs": 200.0, "threads": 32, "isa": "avx512f", "duration_s": 0.9},
-                "gpus": [{"index": i, "name": "NVIDIA H100 80GB HBM3", "sgemm_gflops": 50_000.0,
-                          "tf32_gflops": 400_000.0, "d2d_gbs": 3000.0, "gemm_n": 8192,
-                          "copy_bytes": 1 << 30, "duration_s": 0.3} for i in range(4)],
-                "gpu_reason": None}
-
-
+# its roofline plot, drawn when env.json holds measured ceilings, fx.GPU_CEILINGS): the
+# GPU fixture shows them, and the headline still comes first and fits the first screen.
 @pytest.mark.parametrize("section_id", ["dp-vs-ddp", "efficiency"])
 def test_added_sections_stay_below_the_headline(tmp_path, section_id):
-    folder = fx.write_run(tmp_path / "gpu", "gpubox", env_update={"ceilings": GPU_CEILINGS})
+    folder = fx.write_run(tmp_path / "gpu", "gpubox", env_update={"ceilings": fx.GPU_CEILINGS})
     report = _report(folder, f"headline-{section_id}.html")
     with open(report, encoding="utf-8") as f:
         html = f.read()

@@ -19,11 +19,9 @@ import os
 import pytest
 
 import crossover
-import derive
 import fixture_data as fx
 import render
 from htmltables import tables
-from load import load_runs
 
 T1, T2 = ("cpu-omp", 1, "cpu", 1), ("cpu-omp", 1, "cpu", 2)
 CUDA, REF = ("cuda", 1, "0", 1), ("reference", 1, "cpu", 1)
@@ -60,10 +58,6 @@ def sweep_run(tmp_path, monkeypatch):
     return fx.write_run(tmp_path / "xo", "cpubox", not_run=False)
 
 
-def _summary(folder):
-    return derive.summarize(load_runs([str(folder)]))
-
-
 def test_crossings_by_hand():
     a = {64: 80.0, 128: 54.0, 256: 37.5, 512: 24.0}
     b = {64: 100.0, 128: 60.0, 256: 30.0, 512: 15.0}
@@ -82,7 +76,7 @@ def test_crossings_by_hand():
 
 
 def test_the_width_sweep_names_the_crossing_points(sweep_run):
-    sws = {sw.axis: sw for sw in crossover.sweeps(_summary(sweep_run))}
+    sws = {sw.axis: sw for sw in crossover.sweeps(fx.summarize(sweep_run))}
     assert set(sws) == {"width", "batch"}
     sw = sws["width"]
     assert sw.sizes == [64, 128, 256, 512]
@@ -100,7 +94,7 @@ def test_the_width_sweep_names_the_crossing_points(sweep_run):
 
 
 def test_no_crossing_says_so(sweep_run):
-    sw = next(sw for sw in crossover.sweeps(_summary(sweep_run)) if sw.axis == "batch")
+    sw = next(sw for sw in crossover.sweeps(fx.summarize(sweep_run)) if sw.axis == "batch")
     assert sw.sizes == [64, 256, 1024]
     flips, flat = crossover.statements(sw)
     assert flips == []
@@ -124,19 +118,19 @@ def test_the_section_in_the_report(sweep_run):
 
 def test_workloads_differing_in_two_sizes_or_none_are_no_sweep(tmp_path, cpu_run, monkeypatch):
     # The fixture machines' workloads differ in model, layers, rows and batch at once.
-    assert crossover.sweeps(_summary(cpu_run)) == []
+    assert crossover.sweeps(fx.summarize(cpu_run)) == []
     # Weak-scaling members grow rows and batch together: not a sweep of either.
     fx.add_weak_family(monkeypatch, "gpubox", "weak", {1: {("cuda-ddp", 1, "0", 16): 1e3},
                                                        2: {("cuda-ddp", 2, "0,1", 16): 1.9e3}})
     folder = fx.write_run(tmp_path / "weak", "gpubox")
-    assert crossover.sweeps(_summary(folder)) == []
+    assert crossover.sweeps(fx.summarize(folder)) == []
     assert render.main([folder]) == 0
     with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
         assert 'id="crossovers"' not in f.read()
 
 
 def test_figures_for_summary_json(sweep_run):
-    f = {x["axis"]: x for x in crossover.figures(_summary(sweep_run))["crossovers"]}
+    f = {x["axis"]: x for x in crossover.figures(fx.summarize(sweep_run))["crossovers"]}
     w = f["width"]
     assert w["sizes"] == [64, 128, 256, 512]
     two = next(c for c in w["crossings"] if c["faster"] == "cpu-omp (2 thr)")

@@ -16,12 +16,10 @@ import os
 
 import pytest
 
-import derive
 import dp_ddp
 import fixture_data as fx
-import render
 from htmltables import tables
-from load import PHASE_COLUMNS, load_runs
+from load import PHASE_COLUMNS
 
 L = fx.LINEAR
 PEERS = {("torch-cuda", 1, "0", 1): 180e6,
@@ -59,23 +57,13 @@ def _peer_run(folder):
     return _write(folder, rows, curves)
 
 
-def _summary(folder):
-    return derive.summarize(load_runs([str(folder)]))
-
-
-def _html(folder):
-    assert render.main([str(folder)]) == 0
-    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
-        return f.read()
-
-
 def _section(html):
     assert '<section id="dp-vs-ddp"><h2>DataParallel vs DDP</h2>' in html
     return html.split('<section id="dp-vs-ddp">', 1)[1].split("</section>", 1)[0]
 
 
 def test_only_gpu_workloads_with_both_dp_and_ddp_rows_get_a_comparison(tmp_path, with_peers):
-    s = _summary(_peer_run(tmp_path / "gpu"))
+    s = fx.summarize(_peer_run(tmp_path / "gpu"))
     cs = dp_ddp.comparisons(s)
     # The MLP workload has cuda-ddp but no DataParallel row: nothing is said about it.
     assert [c.workload for c in cs] == [L]
@@ -93,7 +81,7 @@ def test_only_gpu_workloads_with_both_dp_and_ddp_rows_get_a_comparison(tmp_path,
 
 
 def test_the_section_shows_samples_per_s_ratios_and_phases_side_by_side(tmp_path, with_peers):
-    section = _section(_html(_peer_run(tmp_path / "gpu")))
+    section = _section(fx.render_html(_peer_run(tmp_path / "gpu")))
     thr, phases = tables(section)
     by = {r["configuration"]: r for r in thr}
     assert by["trainbench DataParallel (cuda-dp)"]["2 GPUs samples/s"] == "240 M"
@@ -120,23 +108,23 @@ def test_the_section_shows_samples_per_s_ratios_and_phases_side_by_side(tmp_path
 
 def test_absent_without_both_kinds_on_gpus(tmp_path, cpu_run):
     # cpubox: cpu-ddp has no DataParallel twin, the GPU rows are skipped: no section, no link.
-    html = _html(cpu_run)
+    html = fx.render_html(cpu_run)
     assert 'id="dp-vs-ddp"' not in html and "DataParallel vs DDP" not in html
     # gpubox without cuda-dp: DDP alone is no head to head.
     folder = fx.write_run(tmp_path / "noddp", "gpubox", drop=("cuda-dp",))
-    assert dp_ddp.comparisons(_summary(folder)) == []
-    assert 'id="dp-vs-ddp"' not in _html(folder)
+    assert dp_ddp.comparisons(fx.summarize(folder)) == []
+    assert 'id="dp-vs-ddp"' not in fx.render_html(folder)
 
 
 def test_dp_and_ddp_are_told_by_the_parallelism_column_not_the_name(tmp_path, monkeypatch):
     # A renamed backend with the dp trait still counts; cuda-dp recast as ddp does not.
     monkeypatch.setitem(fx.TRAITS, "cuda-dp", ("trainbench", "gpu", "ddp", "cuda", "false"))
     folder = fx.write_run(tmp_path / "recast", "gpubox")
-    assert dp_ddp.comparisons(_summary(folder)) == []
+    assert dp_ddp.comparisons(fx.summarize(folder)) == []
 
 
 def test_figures_for_summary_json(tmp_path, with_peers):
-    f = dp_ddp.figures(_summary(_peer_run(tmp_path / "gpu")))["dp_vs_ddp"]
+    f = dp_ddp.figures(fx.summarize(_peer_run(tmp_path / "gpu")))["dp_vs_ddp"]
     assert len(f) == 1 and f[0]["workload"] == L and f[0]["gpus"] == [1, 2, 4]
     assert f[0]["ddp_over_dp"]["trainbench"]["4"] == pytest.approx(720 / 280)
     dp = next(s for s in f[0]["series"] if s["label"] == "trainbench DataParallel (cuda-dp)")

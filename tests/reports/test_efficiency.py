@@ -144,16 +144,7 @@ def test_spec_sheet_by_device_name():
 
 # --- fixture runs ---------------------------------------------------------------------------
 
-CPU_CEIL = {"host": "cpubox", "units": {}, "gpus": [], "gpu_reason": "no CUDA device",
-            "cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 700.0, "triad_gbs_1core": 10.0,
-                    "triad_gbs": 40.0, "threads": 8, "isa": "avx512f", "duration_s": 0.8}}
-GPU_CEIL = {"host": "gpubox", "units": {},
-            "cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 1600.0, "triad_gbs_1core": 12.0,
-                    "triad_gbs": 200.0, "threads": 32, "isa": "avx512f", "duration_s": 0.9},
-            "gpus": [{"index": i, "name": "NVIDIA H100 80GB HBM3", "sgemm_gflops": 50_000.0,
-                      "tf32_gflops": 400_000.0, "d2d_gbs": 3000.0, "gemm_n": 8192,
-                      "copy_bytes": 1 << 30, "duration_s": 0.3} for i in range(4)],
-            "gpu_reason": None}
+CPU_CEIL, GPU_CEIL = fx.CPU_CEILINGS, fx.GPU_CEILINGS
 
 
 def _render(folder):

@@ -5,7 +5,6 @@ N=1, 1,900 at N=2 and 3,600 at N=4, efficiency = sps / (N × 1,000) = 100%, 95%,
 90% (the repetition jitter is symmetric, so the medians are these values).
 """
 
-import os
 
 import pytest
 
@@ -20,16 +19,6 @@ DDP = {1: {("cuda-ddp", 1, "0", 16): 1000.0},
        2: {("cuda-ddp", 2, "0,1", 16): 1900.0},
        4: {("cuda-ddp", 4, "0,1,2,3", 16): 3600.0}}
 N_HEAD = "N (GPUs / ranks)"
-
-
-def _summary(folder):
-    return derive.summarize(load_runs([str(folder)]))
-
-
-def _html(folder):
-    assert render.main([str(folder)]) == 0
-    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
-        return f.read()
 
 
 def _weak_section(html):
@@ -55,7 +44,7 @@ def weak_run(tmp_path, monkeypatch):
 
 
 def test_efficiencies_are_derived_exactly(weak_run):
-    s = _summary(weak_run)
+    s = fx.summarize(weak_run)
     assert [f.stem for f in s.weak] == [STEM]
     fam = s.weak[0]
     assert fam.workloads == [f"{STEM}-x1", f"{STEM}-x2", f"{STEM}-x4"]
@@ -73,7 +62,7 @@ def test_efficiencies_are_derived_exactly(weak_run):
 
 
 def test_html_has_the_section_table_plot_and_formula(weak_run):
-    html = _html(weak_run)
+    html = fx.render_html(weak_run)
     assert '<a href="#weak-scaling">Weak scaling</a>' in html
     section = _weak_section(html)
     assert f"{STEM}-xN" in section
@@ -96,16 +85,16 @@ def test_html_has_the_section_table_plot_and_formula(weak_run):
 
 
 def test_no_xn_workloads_no_weak_section(gpu_run):
-    assert _summary(gpu_run).weak == []
-    html = _html(gpu_run)
+    assert fx.summarize(gpu_run).weak == []
+    html = fx.render_html(gpu_run)
     assert "Weak scaling" not in html and 'id="weak-scaling"' not in html
 
 
 def test_a_lone_xn_workload_is_not_a_family(tmp_path, monkeypatch):
     fx.add_weak_family(monkeypatch, "gpubox", "solo", {2: DDP[2]})
     run = fx.write_run(tmp_path / "solo", "gpubox")
-    assert _summary(run).weak == []
-    assert "Weak scaling" not in _html(run)
+    assert fx.summarize(run).weak == []
+    assert "Weak scaling" not in fx.render_html(run)
 
 
 def test_world_size_not_matching_the_suffix_is_ignored(tmp_path, monkeypatch):
@@ -113,14 +102,14 @@ def test_world_size_not_matching_the_suffix_is_ignored(tmp_path, monkeypatch):
                4: {**DDP[4], ("cuda-ddp", 2, "0,1", 16): 1500.0, ("cuda", 1, "0", 16): 800.0}}
     fx.add_weak_family(monkeypatch, "gpubox", STEM, members)
     run = fx.write_run(tmp_path / "mismatch", "gpubox")
-    fam = _summary(run).weak[0]
+    fam = fx.summarize(run).weak[0]
     assert [(g.backend, g.world_size) for g in fam.members] == [("cuda-ddp", 1), ("cuda-ddp", 2),
                                                                  ("cuda-ddp", 4)]
     assert [g.weak_efficiency for g in fam.members] == pytest.approx([1.0, 0.95, 0.90])
     assert fam.notes == [
         f"{STEM}-x4: cuda (GPU 0) ignored — world size 1 is not the 4 of the name",
         f"{STEM}-x4: cuda-ddp ×2 (GPU 0,1) ignored — world size 2 is not the 4 of the name"]
-    section = _weak_section(_html(run))
+    section = _weak_section(fx.render_html(run))
     rows = _weak_rows(section)
     assert set(rows) == {("cuda-ddp", 1), ("cuda-ddp", 2), ("cuda-ddp", 4)}
     assert cell(rows[("cuda-ddp", 2)], "samples/s (median)") == "1,900"   # not the 1,500 row
@@ -133,13 +122,13 @@ def test_cuda_ddp_without_its_own_x1_falls_back_to_cuda(tmp_path, monkeypatch):
                         2: {("cuda-ddp", 2, "0,1", 16): 3800.0},
                         8: {("cuda-ddp", 8, "0,1,2,3,4,5,6,7", 16): 14400.0}})
     run = fx.write_run(tmp_path / "fallback", "gpubox")
-    fam = _summary(run).weak[0]
+    fam = fx.summarize(run).weak[0]
     ddp = [g for g in fam.members if g.backend == "cuda-ddp"]
     assert [g.weak_n for g in ddp] == [2, 8]
     assert [g.weak_efficiency for g in ddp] == pytest.approx([0.95, 0.90])
     assert all(g.weak_base.backend == "cuda" and g.weak_base.workload == f"{STEM}-x1"
                for g in ddp)
-    rows = _weak_rows(_weak_section(_html(run)))
+    rows = _weak_rows(_weak_section(fx.render_html(run)))
     assert cell(rows[("cuda-ddp", 8)], "weak-scaling efficiency") == "90.0% vs cuda"
     assert cell(rows[("cuda-ddp", 8)], "per-rank batch") == "1024"
     assert cell(rows[("cuda-ddp", 8)], "samples/s per rank") == "1,800"
@@ -151,20 +140,20 @@ def test_cpu_ddp_lines_per_thread_count_have_their_own_base(tmp_path, monkeypatc
                        {1: {("cpu-ddp", 1, "cpu", 2): 500.0, ("cpu-ddp", 1, "cpu", 4): 800.0},
                         2: {("cpu-ddp", 2, "cpu", 2): 900.0, ("cpu-ddp", 2, "cpu", 4): 1200.0}})
     run = fx.write_run(tmp_path / "cpu", "cpubox")
-    fam = _summary(run).weak[0]
+    fam = fx.summarize(run).weak[0]
     got = {(g.threads, g.weak_n): g.weak_efficiency for g in fam.members}
     assert got == pytest.approx({(2, 1): 1.0, (2, 2): 0.9, (4, 1): 1.0, (4, 2): 0.75})
-    section = _weak_section(_html(run))
+    section = _weak_section(fx.render_html(run))
     assert "base of cpu-ddp (2 thr): cpu-ddp (2 thr) in weak-cpu-x1, 500 samples/s" in section
 
 
 def test_family_without_x1_shows_rows_without_efficiency(tmp_path, monkeypatch):
     fx.add_weak_family(monkeypatch, "gpubox", STEM, {2: DDP[2], 4: DDP[4]})
     run = fx.write_run(tmp_path / "nox1", "gpubox")
-    fam = _summary(run).weak[0]
+    fam = fx.summarize(run).weak[0]
     assert [g.weak_efficiency for g in fam.members] == [None, None]
     assert fam.notes == [f"no {STEM}-x1 workload: no base, efficiency not computed"]
-    section = _weak_section(_html(run))
+    section = _weak_section(fx.render_html(run))
     assert cell(_weak_rows(section)[("cuda-ddp", 4)], "weak-scaling efficiency") == "–"
     assert "<img" not in section                      # nothing to plot without a base
 
@@ -173,7 +162,7 @@ def test_uneven_per_rank_batch_is_noted(tmp_path, monkeypatch):
     fx.add_weak_family(monkeypatch, "gpubox", STEM, {1: DDP[1], 2: DDP[2]})
     monkeypatch.setitem(fx.WORKLOADS, f"{STEM}-x2", fx.weak_workload(2, batch=1024 // 2))
     run = fx.write_run(tmp_path / "uneven", "gpubox")
-    fam = _summary(run).weak[0]
+    fam = fx.summarize(run).weak[0]
     assert [g.per_rank_batch for g in fam.members] == [1024, 512]
     assert fam.notes == ["cuda-ddp: per-rank batch differs across N (512, 1024) — "
                          "not weak scaling"]
