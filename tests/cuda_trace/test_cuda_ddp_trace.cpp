@@ -22,12 +22,6 @@ namespace {
 
 using namespace tb::trace;
 
-#define EXPECT_NO_PROBLEMS(problems) \
-  do {                               \
-    const Problems p_ = (problems);  \
-    EXPECT_TRUE(p_.empty()) << p_.size() << " problem(s) in " << where << ":\n" << report(p_); \
-  } while (0)
-
 struct DdpCase {
   const char* name;
   std::string args;
@@ -58,9 +52,9 @@ TEST_P(CudaDdp, EachRankOnItsGpuBucketsOnTheNcclStreamRanksAgree) {
     const Trace t = rank_trace(name, rank);
     const std::string where = trace_path(name) + "." + std::to_string(rank) + ".log";
     ASSERT_FALSE(t.empty()) << where;
-    EXPECT_NO_PROBLEMS(check_all(t));
+    EXPECT_NO_PROBLEMS_AT(where, check_all(t));
     std::vector<EpochSpan> ep;
-    EXPECT_NO_PROBLEMS(check_epochs(t, plan, &ep));
+    EXPECT_NO_PROBLEMS_AT(where, check_epochs(t, plan, &ep));
 
     const std::vector<std::string> bound = cublas_streams(t);
     ASSERT_EQ(bound.size(), 1u);
@@ -160,7 +154,7 @@ TEST(CudaDdpTrace, OneGpuPerTaskRunsTwoRanksOnOneGpuAreRefused) {
     const Trace t = rank_trace(name, rank);
     const std::string where = trace_path(name) + "." + std::to_string(rank) + ".log";
     ASSERT_FALSE(t.empty()) << where;
-    EXPECT_NO_PROBLEMS(check_all(t));
+    EXPECT_NO_PROBLEMS_AT(where, check_all(t));
     for (const Call& c : t) {
       if (c.has("sdev")) {
         EXPECT_EQ(c.num("sdev"), 0) << "rank " << rank << ": " << c.line;
@@ -188,7 +182,7 @@ TEST(CudaDdpTrace, ARankHoldingNoRowsRunsWithHostPlacement) {
     const Trace t = rank_trace(name, rank);
     const std::string where = trace_path(name) + "." + std::to_string(rank) + ".log";
     ASSERT_FALSE(t.empty()) << where;
-    EXPECT_NO_PROBLEMS(check_all(t));
+    EXPECT_NO_PROBLEMS_AT(where, check_all(t));
   }
 }
 

@@ -25,12 +25,6 @@ namespace {
 
 using namespace tb::trace;
 
-#define EXPECT_NO_PROBLEMS(problems) \
-  do {                               \
-    const Problems p_ = (problems);  \
-    EXPECT_TRUE(p_.empty()) << p_.size() << " problem(s) in " << run.path << ":\n" << report(p_); \
-  } while (0)
-
 struct DpCase {
   const char* name;
   std::string args;     // --devices, mode, workload extras

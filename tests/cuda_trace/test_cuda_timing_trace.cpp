@@ -28,12 +28,6 @@ namespace {
 
 using namespace tb::trace;
 
-#define EXPECT_NO_PROBLEMS(problems) \
-  do {                               \
-    const Problems p_ = (problems);  \
-    EXPECT_TRUE(p_.empty()) << p_.size() << " problem(s) in " << run.path << ":\n" << report(p_); \
-  } while (0)
-
 std::string shape(int samples, int batch, int warmup, int reps, int epochs) {
   return " --samples " + std::to_string(samples) + " --batch " + std::to_string(batch) + " --epochs " +
          std::to_string(epochs) + " --warmup " + std::to_string(warmup) + " --reps " + std::to_string(reps) + " ";

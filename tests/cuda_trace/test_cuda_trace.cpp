@@ -36,12 +36,6 @@ std::string shape(int samples, int warmup, int reps, int epochs) {
          std::to_string(warmup) + " --reps " + std::to_string(reps) + " ";
 }
 
-#define EXPECT_NO_PROBLEMS(problems) \
-  do {                               \
-    const Problems p_ = (problems);  \
-    EXPECT_TRUE(p_.empty()) << p_.size() << " problem(s) in " << run.path << ":\n" << report(p_); \
-  } while (0)
-
 // Whether c names `stream`.
 bool is_on(const Call& c, const std::string& stream) { return c.get("stream") == stream; }
 

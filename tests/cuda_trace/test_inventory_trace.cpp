@@ -140,7 +140,9 @@ TEST(TraceEnvJson, HoldsTheInventoryVersionsAndVisibleDevices) {
     // Only the trainer reads free memory (its pre-check and DeviceMemoryMeter), on its GPU.
     EXPECT_GE(count(run.trace, "cudaMemGetInfo"), 1) << run.path;
     for (const Call& c : run.trace) {
-      if (c.fn == "cudaMemGetInfo") EXPECT_EQ(c.dev, 0) << c.line;
+      if (c.fn == "cudaMemGetInfo") {
+        EXPECT_EQ(c.dev, 0) << c.line;
+      }
     }
   }
 }

@@ -61,3 +61,13 @@ inline const std::string kClassify = " --model mlp --layers 8,16,12,3 --dataset 
 inline const std::string kRegress = " --model mlp --layers 8,16,4 --dataset synthetic-regression ";
 
 }  // namespace tb::trace
+
+// gtest checks that a list of trace problems is empty, naming the trace file and every
+// problem when it is not: EXPECT_NO_PROBLEMS_AT(path, problems), and EXPECT_NO_PROBLEMS
+// in a test whose TracedRun is called `run`.
+#define EXPECT_NO_PROBLEMS_AT(where, problems)                                                        \
+  do {                                                                                            \
+    const ::tb::trace::Problems p_ = (problems);                                                  \
+    EXPECT_TRUE(p_.empty()) << p_.size() << " problem(s) in " << (where) << ":\n" << ::tb::trace::report(p_); \
+  } while (0)
+#define EXPECT_NO_PROBLEMS(problems) EXPECT_NO_PROBLEMS_AT(run.path, problems)
