@@ -295,19 +295,20 @@ Choice make_choice(const std::string& name, const std::string& why) {
   Choice ch{Kind::kPortable, {}};
   GemmConfig& g = ch.config;
   g.kernel = name;
+  g.mr = Portable::MR, g.nr = Portable::NR;
+  g.vector_unit = "compiler-vectorised loops for the build's target";
+#if defined(TB_GEMM_X86)
   if (name == "avx512") {
     ch.kind = Kind::kAvx512;
-    g.mr = 12, g.nr = 32;
+    g.mr = Avx512::MR, g.nr = Avx512::NR;
     g.vector_unit = p.avx512_double_pumped ? "AVX-512 on a 256-bit datapath (each zmm op as two halves)"
                                            : "AVX-512, 512-bit datapath";
   } else if (name == "avx2") {
     ch.kind = Kind::kAvx2;
-    g.mr = 6, g.nr = 16;
+    g.mr = Avx2::MR, g.nr = Avx2::NR;
     g.vector_unit = "AVX2 + FMA, 256-bit";
-  } else {
-    g.mr = 6, g.nr = 16;
-    g.vector_unit = "compiler-vectorised loops for the build's target";
   }
+#endif
   gemm_blocking(p.l1d_bytes, p.l2_bytes, g.mr, g.nr, &g.kc, &g.nc);
   g.chosen_by = why;
   return ch;
@@ -323,15 +324,20 @@ std::string cpu_facts() {
          " KiB (" + p.cache_source + ")";
 }
 
+// Throws std::invalid_argument naming `what` and this CPU's kernels unless `name` is one.
+void require_supported(const std::string& name, const std::string& what) {
+  const std::vector<std::string> ok = supported();
+  if (std::find(ok.begin(), ok.end(), name) != ok.end()) return;
+  std::string list;
+  for (const std::string& s : ok) list += (list.empty() ? "" : ", ") + s;
+  throw std::invalid_argument(what + ": allowed values on this CPU: " + list);
+}
+
 Choice automatic() {
   if (const char* env = std::getenv("TB_CPU_GEMM_KERNEL"); env != nullptr && *env != '\0') {
-    const std::vector<std::string> ok = supported();
-    if (std::find(ok.begin(), ok.end(), std::string(env)) == ok.end()) {
-      std::string list;
-      for (const std::string& s : ok) list += (list.empty() ? "" : ", ") + s;
-      throw std::invalid_argument(std::string("TB_CPU_GEMM_KERNEL=") + env + ": allowed values on this CPU: " + list);
-    }
-    return make_choice(env, std::string("TB_CPU_GEMM_KERNEL=") + env + "; " + cpu_facts());
+    const std::string what = std::string("TB_CPU_GEMM_KERNEL=") + env;
+    require_supported(env, what);
+    return make_choice(env, what + "; " + cpu_facts());
   }
   // The widest kernel the CPU runs. Double-pumped AVX-512 (Zen 4) reaches the same FMA
   // rate as AVX2 there, with half the instructions and a 4x larger register tile per
@@ -434,9 +440,7 @@ void set_gemm_kernel(const std::string& name) {
     current() = automatic();
     return;
   }
-  const std::vector<std::string> ok = supported();
-  if (std::find(ok.begin(), ok.end(), name) == ok.end())
-    throw std::invalid_argument("tb::cpu::set_gemm_kernel: '" + name + "' is not supported on this CPU");
+  require_supported(name, "tb::cpu::set_gemm_kernel(\"" + name + "\")");
   current() = make_choice(name, "set_gemm_kernel(\"" + name + "\"); " + cpu_facts());
 }
 
