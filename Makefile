@@ -118,7 +118,8 @@ peers: build
 	  $(PYTHON) reports/render.py $(RUN) && echo "report: $(RUN)/report.html" || rc=$$?; exit $$rc
 
 # Issue #7's measurements: the perf suite, its PyTorch peers, the OpenBLAS sgemm rate
-# at the large MLP's shapes, then the targets table (perf_summary.md) and the report.
+# at the large MLP's shapes, our GEMM against OpenBLAS's alternating in one process
+# (tb_gemm_vs_blas), then the targets table (perf_summary.md) and the report.
 perf: deps build
 	@load0=$$(cat /proc/loadavg 2>/dev/null); stat0=$$(head -n 1 /proc/stat); t0=$$(date +%s.%N); rc=0; \
 	  mkdir -p $(PERF_RESULTS); \
@@ -128,6 +129,7 @@ perf: deps build
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(PERF_SUITE) --results $(PERF_RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/sgemm_rate.py --threads all --out $(PERF_RESULTS)/sgemm-after.json || rc=$$?; \
+	  $(PERF_ENV) ./$(BUILD)/bench/tb_gemm_vs_blas --threads all --out $(PERF_RESULTS)/gemm-vs-blas.json || rc=$$?; \
 	  { echo "$$load0"; cat /proc/loadavg; } > $(PERF_RESULTS)/loadavg.txt 2>/dev/null; \
 	  { echo "before $$stat0"; echo "after $$(head -n 1 /proc/stat)"; \
 	    echo "wall_s $$(awk "BEGIN { print $$(date +%s.%N) - $$t0 }")"; echo "cpus $$(nproc)"; \

@@ -16,7 +16,11 @@ minute can take it away.
 
 cpu-omp's GEMM rate = samples/s x the step's GEMM FLOPs per sample (forward 2·in·out,
 dW 2·in·out, dA 2·in·out except for the first layer, summed over layers): every
-non-GEMM cost of the step (bias, ReLU, loss, SGD) counts against it.
+non-GEMM cost of the step (bias, ReLU, loss, SGD) counts against it. The sgemm rate
+comes from another process minutes away, on a machine whose speed drifts; so the GEMMs
+alone are also compared in one process, cpu-omp's and the BLAS's calls alternating
+(gemm-vs-blas.json from bench/micro/gemm_vs_blas.cpp): share = sum of the BLAS's
+median seconds / sum of cpu-omp's over the step's GEMMs, target >= 100% as well.
 
 Usage: perf_summary.py RESULTS_DIR   (reads results.csv, sgemm*.json -- the fastest
 counts --, cpu_usage.txt and loadavg.txt if present; prints a Markdown table and
@@ -98,6 +102,27 @@ def gemm_record(folder):
                 f"chosen by {g['chosen_by']}")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def gemm_vs_blas(folder):
+    """The line for gemm-vs-blas.json (bench/micro/gemm_vs_blas.cpp: cpu-omp's GEMM and
+    the BLAS's at the large MLP's shapes, alternating in one process), or None."""
+    try:
+        with open(os.path.join(folder, "gemm-vs-blas.json"), encoding="utf-8") as f:
+            j = json.load(f)
+        share = float(j["step_ours_over_blas"])
+        per = [float(g["ours_over_blas"]) for g in j["gemms"]]
+        ours, blas = float(j["step_ours_gflop_per_s"]), float(j["step_blas_gflop_per_s"])
+        lib, core, threads, reps = j["blas_library"], j["openblas_core"] or "n/a", j["threads"], j["reps"]
+        checked = bool(j["results_checked"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    met, margin = verdict(share, SGEMM_SHARE)
+    return (f"\nLarge MLP GEMMs alone, cpu-omp's against {os.path.basename(lib)} (core {core}), alternating in one "
+            f"process (tb_gemm_vs_blas, {threads} threads, median of {reps}): {ours:.1f} ÷ {blas:.1f} GFLOP/s = "
+            f"{share:.1%} [per GEMM {min(per):.0%}–{max(per):.0%}] (target ≥ {SGEMM_SHARE:.0%}; margin {margin:+.0%}: "
+            f"{'met' if share >= SGEMM_SHARE else 'NOT met'}{' (thin)' if met == 'yes (thin)' else ''})."
+            + ("" if checked else " WARNING: a result failed its check (see the tool's output)."))
 
 
 def groups(rows):
@@ -188,6 +213,9 @@ def main(argv):
             f"margin {margin:+.0%}: {'met' if share >= SGEMM_SHARE else 'NOT met'}{' (thin)' if met == 'yes (thin)' else ''}).")
     elif big:
         lines.append("\nLarge MLP GEMM rate: no sgemm*.json in this folder (run bench/peers/sgemm_rate.py).")
+    vs = gemm_vs_blas(folder)
+    if vs:
+        lines.append(vs)
     gemm = gemm_record(folder)
     if gemm:
         lines.append(f"\ncpu-omp's GEMM: {gemm}.")

@@ -93,3 +93,26 @@ def test_missing_results_is_bad_input(tmp_path):
     p = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "nope")], capture_output=True, text=True, check=False)
     assert p.returncode == 2
     assert "results.csv" in p.stderr
+
+
+def test_gemm_vs_blas_share_and_its_per_gemm_range(tmp_path):
+    big = "mlp-1024x4096x4096x4096x1000-8k"
+    rows = [row(big, "cpu-omp", 2, 1000, "1024,4096,4096,4096,1000"),
+            row(big, "torch-cpu", 2, 1000, "1024,4096,4096,4096,1000")]
+    write_folder(tmp_path, rows)
+    vs = {"step_ours_over_blas": 0.94, "step_ours_gflop_per_s": 376.0, "step_blas_gflop_per_s": 400.0,
+          "blas_library": "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblasp-r0.3.21.so",
+          "openblas_core": "Cooperlake", "threads": 2, "reps": 7, "results_checked": True,
+          "gemms": [{"ours_over_blas": 0.91}, {"ours_over_blas": 1.02}]}
+    (tmp_path / "gemm-vs-blas.json").write_text(json.dumps(vs))
+    text = summarize(tmp_path)
+    assert ("against libopenblasp-r0.3.21.so (core Cooperlake), alternating in one process (tb_gemm_vs_blas, "
+            "2 threads, median of 7): 376.0 ÷ 400.0 GFLOP/s = 94.0% [per GEMM 91%–102%] "
+            "(target ≥ 100%; margin -6%: NOT met).") in text
+    assert "WARNING: a result failed" not in text
+    vs.update(step_ours_over_blas=1.03, results_checked=False)
+    (tmp_path / "gemm-vs-blas.json").write_text(json.dumps(vs))
+    text = summarize(tmp_path)
+    assert "= 103.0% [per GEMM 91%–102%] (target ≥ 100%; margin +3%: met (thin)). WARNING: a result failed" in text
+    (tmp_path / "gemm-vs-blas.json").write_text("{not json")
+    assert "alternating in one process" not in summarize(tmp_path)

@@ -1,0 +1,327 @@
+// bench/micro/gemm_vs_blas.cpp — tb::cpu::gemm against the system BLAS's cblas_sgemm
+// at an MLP training step's GEMM shapes, in one process, the two calls alternating.
+//
+// Why one process: on a shared or virtual machine the CPU's speed drifts by 5-10%
+// within minutes (docs/performance.md, issue #18), so two rates measured apart (the
+// suite's step rate against bench/peers/sgemm_rate.py's) compare two machines. Here
+// each repetition runs ours and the BLAS back to back, the order flipping every
+// repetition, and the medians of the same repetitions are compared.
+//
+// Shapes, per layer l (in -> out) and batch B, as harness/backends/cpu_model.cpp calls them:
+//   forward  Z (B x out)   = A (B x in) W^T       gemm(N, T, B, out, in)
+//   dW       dW (out x in) = dZ^T (out x B) A     gemm(T, N, out, in, B)
+//   dA       dA (B x in)   = dZ (B x out) W       gemm(N, N, B, in, out)   (not for layer 1)
+// each 2*m*n*k FLOPs. The BLAS is loaded at run time (dlopen), so the build needs no
+// BLAS: --blas, else TB_BLAS_LIB, else libopenblas.so.0, libblas.so.3, libcblas.so.3.
+// Without one it prints "tb_gemm_vs_blas: skipped: <why>" and exits 0.
+// Both results are checked against a double dot product at sampled elements; a wrong
+// result exits 1. Bad flags exit 2.
+#include <dlfcn.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// CBLAS's enums (cblas.h) as the ABI passes them.
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                            int);
+
+struct Args {
+  std::vector<int64_t> layers{1024, 4096, 4096, 4096, 1000};
+  int64_t batch = 1024;
+  int threads = 0;  // 0: every CPU this process may use
+  int reps = 7;
+  std::string blas, out;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr,
+               "tb_gemm_vs_blas: %s\nusage: tb_gemm_vs_blas [--layers D,H,...,O] [--batch B] [--threads N|all] "
+               "[--reps R] [--blas LIB.so] [--out FILE.json]\n",
+               what.c_str());
+  std::exit(2);
+}
+
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
+  size_t used = 0;
+  int64_t x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || x < lo || x > hi)
+    usage_error(flag + " '" + v + "': allowed values are integers " + std::to_string(lo) + ".." + std::to_string(hi));
+  return x;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string f = argv[i];
+    if (f == "--help" || f == "-h") usage_error("help");
+    if (i + 1 >= argc) usage_error(f + " needs a value");
+    const std::string v = argv[++i];
+    if (f == "--layers") {
+      a.layers.clear();
+      size_t start = 0;
+      while (start <= v.size()) {
+        const size_t comma = v.find(',', start);
+        a.layers.push_back(parse_int("--layers", v.substr(start, comma - start), 1, 1 << 16));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      if (a.layers.size() < 2) usage_error("--layers '" + v + "': allowed values are 2 or more widths D,...,O");
+    } else if (f == "--batch") {
+      a.batch = parse_int(f, v, 1, 1 << 16);
+    } else if (f == "--threads") {
+      a.threads = v == "all" ? 0 : static_cast<int>(parse_int(f, v, 1, 4096));
+    } else if (f == "--reps") {
+      a.reps = static_cast<int>(parse_int(f, v, 1, 1000));
+    } else if (f == "--blas") {
+      a.blas = v;
+    } else if (f == "--out") {
+      a.out = v;
+    } else {
+      usage_error("unknown flag '" + f + "' (allowed: --layers, --batch, --threads, --reps, --blas, --out)");
+    }
+  }
+  return a;
+}
+
+struct Blas {
+  CblasSgemm sgemm = nullptr;
+  std::string path, core, config, tried;
+};
+
+// The first library that has cblas_sgemm; OpenBLAS's thread count set to `threads`
+// (its OpenMP build follows omp_set_num_threads anyway, its pthreads build does not).
+Blas load_blas(const Args& a, int threads) {
+  std::vector<std::string> names;
+  if (!a.blas.empty()) {
+    names.push_back(a.blas);
+  } else if (const char* env = std::getenv("TB_BLAS_LIB"); env != nullptr && *env != '\0') {
+    names.push_back(env);
+  } else {
+    names = {"libopenblas.so.0", "libblas.so.3", "libcblas.so.3"};
+  }
+  Blas b;
+  for (const std::string& n : names) {
+    b.tried += (b.tried.empty() ? "" : ", ") + n;
+    void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) continue;
+    b.sgemm = reinterpret_cast<CblasSgemm>(dlsym(h, "cblas_sgemm"));
+    if (b.sgemm == nullptr) continue;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(b.sgemm), &info) != 0 && info.dli_fname != nullptr) {
+      char* real = realpath(info.dli_fname, nullptr);
+      b.path = real != nullptr ? real : info.dli_fname;
+      std::free(real);
+    }
+    using SetThreads = void (*)(int);
+    using GetName = const char* (*)();
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(h, "openblas_set_num_threads"))) set(threads);
+    if (auto core = reinterpret_cast<GetName>(dlsym(h, "openblas_get_corename"))) b.core = core();
+    if (auto config = reinterpret_cast<GetName>(dlsym(h, "openblas_get_config"))) b.config = config();
+    return b;
+  }
+  return b;
+}
+
+struct Shape {
+  int layer;
+  std::string gemm;
+  bool ta, tb;
+  int64_t m, n, k;
+};
+
+std::vector<Shape> step_shapes(const std::vector<int64_t>& layers, int64_t batch) {
+  std::vector<Shape> s;
+  for (size_t l = 0; l + 1 < layers.size(); ++l) {
+    const int64_t in = layers[l], out = layers[l + 1], L = static_cast<int>(l) + 1;
+    s.push_back({static_cast<int>(L), "forward", false, true, batch, out, in});
+    s.push_back({static_cast<int>(L), "dW", true, false, out, in, batch});
+    if (l > 0) s.push_back({static_cast<int>(L), "dA", false, false, batch, in, out});
+  }
+  return s;
+}
+
+// Largest |C(i,j) - dot| / ((k + 8) eps mag) over sampled elements, mag = sum |x y|:
+// above 1 is outside fp32 rounding of any summation order.
+double worst_error(const Shape& s, const std::vector<float>& a, const std::vector<float>& b,
+                   const std::vector<float>& c) {
+  const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+  double worst = 0;
+  for (int64_t probe = 0; probe < 64; ++probe) {
+    const int64_t i = probe == 0 ? s.m - 1 : (probe * 7919) % s.m, j = probe == 0 ? s.n - 1 : (probe * 104729) % s.n;
+    double dot = 0, mag = 0;
+    for (int64_t p = 0; p < s.k; ++p) {
+      const double x = s.ta ? a[p * lda + i] : a[i * lda + p];
+      const double y = s.tb ? b[j * ldb + p] : b[p * ldb + j];
+      dot += x * y;
+      mag += std::fabs(x * y);
+    }
+    worst = std::max(worst, std::fabs(c[i * s.n + j] - dot) / (double(s.k + 8) * 1.2e-7 * mag + 1e-30));
+  }
+  return worst;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  const int threads = args.threads > 0 ? args.threads : omp_get_num_procs();
+  omp_set_num_threads(threads);
+  const Blas blas = load_blas(args, threads);
+  if (blas.sgemm == nullptr) {
+    std::printf("tb_gemm_vs_blas: skipped: no library with cblas_sgemm (tried %s); on Debian/Ubuntu: apt-get install "
+                "libopenblas0-openmp\n",
+                blas.tried.c_str());
+    return 0;
+  }
+  const std::vector<Shape> shapes = step_shapes(args.layers, args.batch);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  nlohmann::json rows = nlohmann::json::array();
+  double flops = 0, ours_s = 0, blas_s = 0;
+  bool wrong = false;
+  std::printf("tb::cpu::gemm vs %s (core %s), %d threads, B=%lld, median of %d alternating repetitions\n",
+              blas.path.c_str(), blas.core.empty() ? "n/a" : blas.core.c_str(), threads,
+              static_cast<long long>(args.batch), args.reps);
+  for (const Shape& s : shapes) {
+    std::vector<float> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n));
+    std::vector<float> c_ours(static_cast<size_t>(s.m * s.n)), c_blas(c_ours.size());
+    for (float& x : a) x = u(rng);
+    for (float& x : b) x = u(rng);
+    const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+    auto ours = [&] {
+      tb::cpu::gemm(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c_ours.data(), s.n);
+    };
+    auto theirs = [&] {
+      blas.sgemm(kRowMajor, s.ta ? kTrans : kNoTrans, s.tb ? kTrans : kNoTrans, int(s.m), int(s.n), int(s.k), 1.0f,
+                 a.data(), int(lda), b.data(), int(ldb), 0.0f, c_blas.data(), int(s.n));
+    };
+    auto seconds = [](const auto& fn) {
+      const auto t0 = Clock::now();
+      fn();
+      return std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    ours();  // untimed: buffers grown, pages touched, thread pools awake
+    theirs();
+    std::vector<double> t_ours, t_blas;
+    for (int r = 0; r < args.reps; ++r) {
+      if (r % 2 == 0) {
+        t_ours.push_back(seconds(ours));
+        t_blas.push_back(seconds(theirs));
+      } else {
+        t_blas.push_back(seconds(theirs));
+        t_ours.push_back(seconds(ours));
+      }
+    }
+    const double f = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    const double mo = median(t_ours), mb = median(t_blas);
+    const double err_ours = worst_error(s, a, b, c_ours), err_blas = worst_error(s, a, b, c_blas);
+    wrong = wrong || !(err_ours <= 1.0) || !(err_blas <= 1.0);
+    flops += f;
+    ours_s += mo;
+    blas_s += mb;
+    const std::string mnk = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    std::printf("  layer %d %-7s %-16s ours %7.1f GFLOP/s  blas %7.1f GFLOP/s  ours/blas %.3f%s\n", s.layer,
+                s.gemm.c_str(), mnk.c_str(), f / mo / 1e9, f / mb / 1e9, mb / mo,
+                err_ours <= 1.0 && err_blas <= 1.0 ? "" : "  WRONG RESULT");
+    rows.push_back({{"layer", s.layer},
+                    {"gemm", s.gemm},
+                    {"trans", std::string(s.ta ? "T" : "N") + (s.tb ? "T" : "N")},
+                    {"m_n_k", mnk},
+                    {"gflop", f / 1e9},
+                    {"ours_median_s", mo},
+                    {"blas_median_s", mb},
+                    {"ours_gflop_per_s", f / mo / 1e9},
+                    {"blas_gflop_per_s", f / mb / 1e9},
+                    {"ours_over_blas", mb / mo},
+                    {"ours_error_over_bound", err_ours},
+                    {"blas_error_over_bound", err_blas}});
+  }
+  const double share = blas_s / ours_s;
+  std::printf("  step: ours %.1f GFLOP/s, blas %.1f GFLOP/s: ours = %.1f%% of the BLAS rate\n", flops / ours_s / 1e9,
+              flops / blas_s / 1e9, 100.0 * share);
+  if (!args.out.empty()) {
+    const nlohmann::json j = {
+        {"layers", args.layers},
+        {"batch", args.batch},
+        {"threads", threads},
+        {"reps", args.reps},
+        {"method", "each repetition runs both GEMMs back to back, order alternating; medians per shape; step = "
+                   "sum of FLOPs / sum of median seconds"},
+        {"blas_library", blas.path},
+        {"openblas_core", blas.core},
+        {"openblas_config", blas.config},
+        {"OPENBLAS_CORETYPE", env_or_empty("OPENBLAS_CORETYPE")},
+        {"OPENBLAS_L2_SIZE", env_or_empty("OPENBLAS_L2_SIZE")},
+        {"our_gemm", tb::cpu::gemm_implementation()},
+        {"units", {{"gflop_per_s", "GFLOP/s (1e9 FLOP/s)"}, {"median_s", "s"}, {"gflop", "1e9 FLOP"}}},
+        {"step_gflop", flops / 1e9},
+        {"step_ours_gflop_per_s", flops / ours_s / 1e9},
+        {"step_blas_gflop_per_s", flops / blas_s / 1e9},
+        {"step_ours_over_blas", share},
+        {"results_checked", !wrong},
+        {"gemms", rows}};
+    try {
+      write_atomically(args.out, j.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tb_gemm_vs_blas: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (wrong) {
+    std::fprintf(stderr, "tb_gemm_vs_blas: FAILED: a result is outside fp32 rounding of the exact product (see the "
+                         "WRONG RESULT lines)\n");
+    return 1;
+  }
+  return 0;
+}
