@@ -18,10 +18,12 @@
 // result exits 1. Bad flags exit 2.
 #include <dlfcn.h>
 #include <omp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +33,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
@@ -73,6 +76,19 @@ int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo, int
   return x;
 }
 
+// --out is replaced by rename(): refuse anything but a regular file (a device such as
+// /dev/null would be replaced, as root) and a folder we cannot write, before minutes of
+// measuring rather than after.
+void check_out(const std::string& out) {
+  struct stat st {};
+  if (::stat(out.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    usage_error("--out '" + out + "': not a regular file (allowed: a new or regular .json file path)");
+  const size_t slash = out.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : out.substr(0, slash);
+  if (::access(dir.c_str(), W_OK) != 0)
+    usage_error("--out '" + out + "': folder '" + dir + "' is not writable: " + std::strerror(errno));
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -104,6 +120,7 @@ Args parse(int argc, char** argv) {
       usage_error("unknown flag '" + f + "' (allowed: --layers, --batch, --threads, --reps, --blas, --out)");
     }
   }
+  if (!a.out.empty()) check_out(a.out);
   return a;
 }
 

@@ -3,6 +3,7 @@
 // that follow from its medians; a wrong BLAS result fails the run (exit 1); bad flags
 // are bad input (exit 2, the flag named, nothing written); no BLAS is a skip that says why.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -82,6 +83,24 @@ TEST(GemmVsBlas, BadFlagsAreBadInputAndWriteNothing) {
     EXPECT_NE(r.out.find(c.named), std::string::npos) << c.args << ": " << r.out;
     EXPECT_FALSE(fs::exists(out)) << c.args;
   }
+}
+
+// --out is renamed into place: a FIFO (standing in for a device such as /dev/null, which
+// a rename as root would replace) or a folder is refused before anything is measured.
+TEST(GemmVsBlas, OutMustBeARegularFileInAWritableFolder) {
+  const std::string fifo = out_path("gvb-fifo"), folder = out_path("gvb-folder");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directory(folder);
+  for (const std::string& bad : {fifo, folder, std::string("/nonexistent-folder/gvb.json")}) {
+    const auto r = tb::test::shell(kTool + kSmall + kFake + " --out " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("--out '" + bad + "'"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("GFLOP/s"), std::string::npos) << "measured before refusing: " << r.out;
+  }
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(fs::is_directory(folder));
+  fs::remove(fifo);
+  fs::remove(folder);
 }
 
 TEST(GemmVsBlas, NoBlasIsASkipThatSaysWhy) {
