@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/micro/bench_flags.h"
+#include "bench/micro/gemm_check.h"
 #include "bench/micro/bench_rates.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
@@ -50,20 +51,11 @@ void bm_gemm(benchmark::State& state, GemmShape s) {
     benchmark::ClobberMemory();
   }
   // Spot check (outside the timed loop): a wrong kernel must not report a speed.
-  for (int64_t probe = 0; probe < 8; ++probe) {
-    const int64_t i = (probe * 7919) % s.m, j = (probe * 104729) % s.n;
-    double dot = 0.0, mag = 0.0;
-    for (int64_t p = 0; p < s.k; ++p) {
-      const double x = s.ta ? a[p * lda + i] : a[i * lda + p];
-      const double y = s.tb ? b[j * ldb + p] : b[p * ldb + j];
-      dot += x * y;
-      mag += std::fabs(x * y);
-    }
-    if (std::fabs(c[i * s.n + j] - dot) > double(s.k + 8) * 1.2e-7 * mag + 1e-30) {
-      state.SkipWithError(("wrong result at C(" + std::to_string(i) + "," + std::to_string(j) + ")")
-                              .c_str());
-      return;
-    }
+  const tb::bench::GemmError e = tb::bench::gemm_error({s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, b.data(), ldb},
+                                                       c.data(), s.n, 8);
+  if (!(e.worst <= 1.0)) {
+    state.SkipWithError(("wrong result at C(" + std::to_string(e.i) + "," + std::to_string(e.j) + ")").c_str());
+    return;
   }
   // FLOP per call; the counter is a rate over the (real) time (bench_rates.h).
   const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench/micro/bench_flags.h"
+#include "bench/micro/gemm_check.h"
 #include "bench/micro/bench_rates.h"
 #include "kernels/cuda/axpy.h"
 #include "kernels/cuda/check.h"
@@ -150,20 +151,11 @@ void bm_gemm(benchmark::State& state, GemmShape s, bool tf32) {
     });
     tb::cuda::set_tf32(g_gpu.handle, false);
     const std::vector<float> c = dc.download();
-    for (int64_t probe = 0; probe < 8; ++probe) {
-      const int64_t i = (probe * 7919) % s.m, j = (probe * 104729) % s.n;
-      double dot = 0.0, mag = 0.0;
-      for (int64_t p = 0; p < s.k; ++p) {
-        const double x = s.ta ? a[p * lda + i] : a[i * lda + p];
-        const double y = s.tb ? b[j * ldb + p] : b[p * ldb + j];
-        dot += x * y;
-        mag += std::fabs(x * y);
-      }
-      const double tol = (double(s.k + 8) * std::ldexp(1.0, -23) + (tf32 ? std::ldexp(1.0, -8) : 0.0)) * mag + 1e-30;
-      if (!(std::fabs(c[i * s.n + j] - dot) <= tol)) {
-        state.SkipWithError(("wrong result at C(" + std::to_string(i) + "," + std::to_string(j) + ")").c_str());
-        return;
-      }
+    const tb::bench::GemmError e = tb::bench::gemm_error({s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, b.data(), ldb},
+                                                         c.data(), s.n, 8, tf32 ? std::ldexp(1.0, -8) : 0.0);
+    if (!(e.worst <= 1.0)) {
+      state.SkipWithError(("wrong result at C(" + std::to_string(e.i) + "," + std::to_string(e.j) + ")").c_str());
+      return;
     }
     const double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
     tb::bench::set_flop_rate(state, flop);

@@ -14,8 +14,8 @@
 // each 2*m*n*k FLOPs. The BLAS is loaded at run time (dlopen), so the build needs no
 // BLAS: --blas, else TB_BLAS_LIB, else libopenblas.so.0, libblas.so.3, libcblas.so.3.
 // Without one it prints "tb_gemm_vs_blas: skipped: <why>" and exits 0.
-// Both results are checked against a double dot product at sampled elements; a wrong
-// result exits 1. Bad flags exit 2.
+// Both results are checked against a double dot product at 64 sampled elements
+// (bench/micro/gemm_check.h); a wrong result exits 1. Bad flags exit 2.
 #include <dlfcn.h>
 #include <omp.h>
 #include <sys/stat.h>
@@ -36,6 +36,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/micro/gemm_check.h"
 #include "kernels/cpu/gemm.h"
 
 namespace {
@@ -181,26 +182,6 @@ std::vector<Shape> step_shapes(const std::vector<int64_t>& layers, int64_t batch
   return s;
 }
 
-// Largest |C(i,j) - dot| / ((k + 8) eps mag) over sampled elements, mag = sum |x y|:
-// above 1 is outside fp32 rounding of any summation order.
-double worst_error(const Shape& s, const std::vector<float>& a, const std::vector<float>& b,
-                   const std::vector<float>& c) {
-  const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
-  double worst = 0;
-  for (int64_t probe = 0; probe < 64; ++probe) {
-    const int64_t i = probe == 0 ? s.m - 1 : (probe * 7919) % s.m, j = probe == 0 ? s.n - 1 : (probe * 104729) % s.n;
-    double dot = 0, mag = 0;
-    for (int64_t p = 0; p < s.k; ++p) {
-      const double x = s.ta ? a[p * lda + i] : a[i * lda + p];
-      const double y = s.tb ? b[j * ldb + p] : b[p * ldb + j];
-      dot += x * y;
-      mag += std::fabs(x * y);
-    }
-    worst = std::max(worst, std::fabs(c[i * s.n + j] - dot) / (double(s.k + 8) * 1.2e-7 * mag + 1e-30));
-  }
-  return worst;
-}
-
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? v : "";
@@ -282,7 +263,9 @@ int main(int argc, char** argv) {
     }
     const double f = 2.0 * double(s.m) * double(s.n) * double(s.k);
     const double mo = median(t_ours), mb = median(t_blas);
-    const double err_ours = worst_error(s, a, b, c_ours), err_blas = worst_error(s, a, b, c_blas);
+    const tb::bench::GemmOperands ops{s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, b.data(), ldb};
+    const double err_ours = tb::bench::gemm_error(ops, c_ours.data(), s.n, 64).worst;
+    const double err_blas = tb::bench::gemm_error(ops, c_blas.data(), s.n, 64).worst;
     wrong = wrong || !(err_ours <= 1.0) || !(err_blas <= 1.0);
     flops += f;
     ours_s += mo;
