@@ -117,7 +117,8 @@ peers: build
 	  --trainbench ./$(BUILD)/trainbench || rc=$$?; \
 	  $(PYTHON) reports/render.py $(RUN) && echo "report: $(RUN)/report.html" || rc=$$?; exit $$rc
 
-# Issue #7's measurements: the perf suite, its PyTorch peers, the OpenBLAS sgemm rate
+# Issue #7's measurements: the perf suite, its PyTorch peers, the MLPs' cpu-omp and
+# torch-cpu repetitions alternating in rounds (paired_ratio.py), the OpenBLAS sgemm rate
 # at the large MLP's shapes, our GEMM against OpenBLAS's alternating in one process
 # (tb_gemm_vs_blas), then the targets table (perf_summary.md) and the report.
 perf: deps build
@@ -127,6 +128,8 @@ perf: deps build
 	  $(PERF_ENV) $(PYTHON) bench/peers/sgemm_rate.py --threads all --out $(PERF_RESULTS)/sgemm-before.json || rc=$$?; \
 	  $(PERF_ENV) ./$(BUILD)/trainbench suite $(PERF_SUITE) --out $(PERF_RESULTS) || rc=$$?; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(PERF_SUITE) --results $(PERF_RESULTS) \
+	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
+	  $(PERF_ENV) $(PYTHON) bench/peers/paired_ratio.py --suite $(PERF_SUITE) --results $(PERF_RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/sgemm_rate.py --threads all --out $(PERF_RESULTS)/sgemm-after.json || rc=$$?; \
 	  $(PERF_ENV) ./$(BUILD)/bench/tb_gemm_vs_blas --threads all --out $(PERF_RESULTS)/gemm-vs-blas.json || rc=$$?; \

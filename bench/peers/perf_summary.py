@@ -21,6 +21,10 @@ comes from another process minutes away, on a machine whose speed drifts; so the
 alone are also compared in one process, cpu-omp's and the BLAS's calls alternating
 (gemm-vs-blas.json from bench/micro/gemm_vs_blas.cpp): share = sum of the BLAS's
 median seconds / sum of cpu-omp's over the step's GEMMs, target >= 100% as well.
+Likewise the MLP ratios: the table's ratio of medians compares cpu-omp's repetitions
+with PyTorch's minutes later; paired.json (bench/peers/paired_ratio.py) holds rounds of
+one repetition each, back to back, and its table gives the median of the per-round
+ratios against the same targets.
 
 Usage: perf_summary.py RESULTS_DIR   (reads results.csv, sgemm*.json -- the fastest
 counts --, cpu_usage.txt and loadavg.txt if present; prints a Markdown table and
@@ -125,6 +129,39 @@ def gemm_vs_blas(folder):
             + ("" if checked else " WARNING: a result failed its check (see the tool's output)."))
 
 
+def paired_table(folder):
+    """Markdown lines for paired.json (bench/peers/paired_ratio.py: cpu-omp and torch-cpu
+    repetitions alternating in rounds, a ratio per round), or [] without it."""
+    try:
+        with open(os.path.join(folder, "paired.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        pairs = doc["pairs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    out = [f"\nPaired rounds (paired.json; each round one cpu-omp and one torch-cpu repetition back to back, "
+           f"order flipped every round; ratio per round):\n",
+           "| target | workload | threads | rounds | cpu-omp ÷ torch-cpu per round, median [min–max] | target | "
+           "margin | met |",
+           "|---|---|---|---|---|---|---|---|"]
+    for p in pairs:
+        target = next(((label, need) for prefix, label, need in TARGETS if p["workload"].startswith(prefix)), None)
+        label, need = target if target else ("–", None)
+        ratios, med = p.get("ratios") or [], p.get("median_ratio")
+        failed = f" ({len(p['failures'])} failed: {p['failures'][0]})" if p.get("failures") else ""
+        if med is None:
+            out.append(f"| {label} | {p['workload']} | {p['threads']} | 0 | no round ran both{failed} | "
+                       f"{'–' if need is None else f'≥ {need:g}×'} | | – |")
+            continue
+        cell = f"{med:.2f}× [{min(ratios):.2f}–{max(ratios):.2f}]{failed}"
+        if need is None:
+            out.append(f"| {label} | {p['workload']} | {p['threads']} | {len(ratios)} | {cell} | – | | – |")
+            continue
+        met, margin = verdict(med, need)
+        out.append(f"| {label} | {p['workload']} | {p['threads']} | {len(ratios)} | {cell} | ≥ {need:g}× | "
+                   f"{margin:+.0%} | {met} |")
+    return out
+
+
 def groups(rows):
     g = {}
     for r in rows:
@@ -184,7 +221,7 @@ def main(argv):
                                f"{margin:+.0%} | {met} |")
                 else:
                     out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | | – |")
-    lines = ["\n".join(out)]
+    lines = ["\n".join(out + paired_table(folder))]
     small = sorted({w for (w, b, t) in g if w.startswith(TARGETS[2][0]) and b == "cpu-omp"})
     for w in small:
         threads = sorted(t for (ww, b, t) in g if ww == w and b == "cpu-omp")

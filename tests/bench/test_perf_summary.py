@@ -116,3 +116,23 @@ def test_gemm_vs_blas_share_and_its_per_gemm_range(tmp_path):
     assert "= 103.0% [per GEMM 91%–102%] (target ≥ 100%; margin +3%: met (thin)). WARNING: a result failed" in text
     (tmp_path / "gemm-vs-blas.json").write_text("{not json")
     assert "alternating in one process" not in summarize(tmp_path)
+
+
+def test_paired_rounds_table_uses_the_median_of_per_round_ratios(tmp_path):
+    small = "mlp-784x256x256x10-60k"
+    rows = [row(small, "cpu-omp", 1, 115, "784,256,256,10"), row(small, "torch-cpu", 1, 100, "784,256,256,10")]
+    write_folder(tmp_path, rows)
+    doc = {"rounds": 3, "pairs": [
+        {"workload": small, "threads": 1, "ratios": [1.31, 1.22, 1.25], "median_ratio": 1.25, "failures": []},
+        {"workload": small, "threads": 2, "ratios": [1.1], "median_ratio": 1.1,
+         "failures": ["round 2 torch-cpu: failed: diverged"]},
+        {"workload": "other-mlp", "threads": 1, "ratios": [], "median_ratio": None,
+         "failures": ["round 1 cpu-omp: failed: x"]}]}
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert line_of(text, small, 1)[6:10] == ["1.15×", "≥ 1.2×", "-4%", "**no**"]  # the ratio of medians
+    assert "| small MLP 784-256-256-10 | mlp-784x256x256x10-60k | 1 | 3 | 1.25× [1.22–1.31] | ≥ 1.2× | +4% | " \
+           "yes (thin) |" in text
+    assert "| 2 | 1 | 1.10× [1.10–1.10] (1 failed: round 2 torch-cpu: failed: diverged) | ≥ 1.2× | -8% | **no** |" \
+        in text
+    assert "| – | other-mlp | 1 | 0 | no round ran both (1 failed: round 1 cpu-omp: failed: x) | – | | – |" in text

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""cpu-omp against torch-cpu in alternating rounds: for each chosen suite entry and
+each of its --threads values, R rounds of one cpu-omp repetition (`trainbench run
+--reps 1`) and one torch-cpu repetition (pytorch_train.py --reps 1) back to back, the
+order flipped every round, and the ratio cpu-omp samples/s / torch-cpu samples/s of
+each round. The median of those ratios is what `make perf` reports beside the
+suite's ratio of medians.
+
+Why: the suite runs all of cpu-omp's repetitions, and run_peers.py all of PyTorch's
+minutes later; on a machine whose speed drifts (a VM: torch-cpu's median moved by 42%
+between two quiet runs, docs/performance.md) that ratio compares two moments. A ratio
+taken within each round, in either order, cancels what drifts slower than a round.
+
+Rows (both backends, every round) go to RESULTS_DIR/paired.csv, the ratios to
+RESULTS_DIR/paired.json (written whole: a temporary file, then rename).
+
+Usage: paired_ratio.py --suite FILE --results RESULTS_DIR [--trainbench PATH]
+                       [--rounds 5] [--only NAME,...] [--python PY]
+  --only: entry names (default: the entries running cpu-omp whose workload is an MLP,
+  model mlp: the targets that are at stake; the linear ones are met or out of reach).
+Exit codes: 0 done (or skipped: without an importable torch it says so, writes
+nothing); 1 a run failed (its round has no ratio); 2 bad input.
+"""
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+from run_peers import parse_suite, split_flags, torch_importable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--suite", required=True)
+    ap.add_argument("--results", required=True, help="folder for paired.csv and paired.json")
+    ap.add_argument("--trainbench", default=os.environ.get("TB_TRAINBENCH", "build/trainbench"))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", help="comma list of entry names (default: the MLP entries running cpu-omp)")
+    ap.add_argument("--python", default=sys.executable, help="interpreter for pytorch_train.py")
+    return ap.parse_args(argv[1:])
+
+
+def model_of(flags):
+    """The last --model value among an entry's flags (`--model mlp` or `--model=mlp`)."""
+    model = None
+    for i, tok in enumerate(flags):
+        if tok == "--model" and i + 1 < len(flags):
+            model = flags[i + 1]
+        elif tok.startswith("--model="):
+            model = tok.split("=", 1)[1]
+    return model
+
+
+def chosen_entries(suite, only):
+    """[(name, export flags, thread values)] of the entries to pair."""
+    out = []
+    for name, tokens in parse_suite(suite):
+        flags, lists = split_flags(tokens)
+        backends = (lists.get("--backends") or lists.get("--backend") or "cpu-omp").split(",")
+        if "cpu-omp" not in backends:
+            continue
+        if only is not None:
+            if name not in only:
+                continue
+        elif model_of(flags) != "mlp":
+            continue
+        out.append((name, flags, (lists.get("--threads") or "all").split(",")))
+    return out
+
+
+def count_rows(path):
+    if not os.path.isfile(path):
+        return 0
+    with open(path, encoding="utf-8", newline="") as f:
+        return sum(1 for _ in csv.DictReader(f))
+
+
+def new_row(path, before, backend):
+    """samples/s of the one row a run appended, or (None, why)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))[before:]
+    rows = [r for r in rows if r["backend"] == backend]
+    if len(rows) != 1:
+        return None, f"{len(rows)} {backend} rows appended (expected 1)"
+    if rows[0]["status"] != "ok":
+        return None, rows[0]["status"]
+    return float(rows[0]["samples_per_s"]), int(rows[0]["threads"])
+
+
+def ratio_summary(ours, theirs):
+    """Per-round ratios of the rounds where both ran, their median, min and max."""
+    ratios = [o / t for o, t in zip(ours, theirs) if o is not None and t is not None and t > 0]
+    if not ratios:
+        return {"ratios": [], "median_ratio": None, "min_ratio": None, "max_ratio": None}
+    return {"ratios": ratios, "median_ratio": statistics.median(ratios), "min_ratio": min(ratios),
+            "max_ratio": max(ratios)}
+
+
+def write_json(path, doc):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args.rounds < 1:
+        print(f"paired_ratio.py: --rounds {args.rounds}: allowed values are integers >= 1", file=sys.stderr)
+        return 2
+    for p, what in ((args.suite, "suite file"), (args.trainbench, "trainbench")):
+        if not os.path.isfile(p):
+            print(f"paired_ratio.py: {p}: no such {what}", file=sys.stderr)
+            return 2
+    if not os.path.isdir(args.results):
+        print(f"paired_ratio.py: {args.results}: no such folder", file=sys.stderr)
+        return 2
+    only = set(args.only.split(",")) if args.only else None
+    entries = chosen_entries(args.suite, only)
+    if only is not None and len(entries) != len(only):
+        missing = sorted(only - {e[0] for e in entries})
+        print(f"paired_ratio.py: --only: no cpu-omp entry named {', '.join(missing)} in {args.suite}",
+              file=sys.stderr)
+        return 2
+    if not torch_importable(args.python):
+        print("paired_ratio.py: skipped: python3-torch not importable (nothing to pair cpu-omp with)")
+        return 0
+    csv_path = os.path.join(args.results, "paired.csv")
+    pairs, rc = [], 0
+    for name, flags, thread_values in entries:
+        export_dir = os.path.join(args.results, f".paired-export-{name}")
+        shutil.rmtree(export_dir, ignore_errors=True)
+        try:
+            cmd = [args.trainbench, "export", *flags, "--workload", name, "--out", export_dir]
+            if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
+                print(f"paired_ratio.py: {name}: export failed: {' '.join(cmd)}", file=sys.stderr)
+                rc = 1
+                continue
+            for t in thread_values:
+                ours_cmd = [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
+                            "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path]
+                torch_cmd = [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
+                             "--devices", "cpu", "--threads", t, "--reps", "1"]
+                ours, theirs, threads, why = [], [], None, []
+                for r in range(args.rounds):
+                    order = [("cpu-omp", ours_cmd, ours), ("torch-cpu", torch_cmd, theirs)]
+                    for backend, cmd, got in order if r % 2 == 0 else reversed(order):
+                        before = count_rows(csv_path)
+                        subprocess.run(cmd, stdout=subprocess.DEVNULL)
+                        sps, extra = new_row(csv_path, before, backend) if os.path.isfile(csv_path) else (None, "no CSV")
+                        got.append(sps)
+                        if sps is None:
+                            why.append(f"round {r + 1} {backend}: {extra}")
+                            rc = 1
+                        elif backend == "cpu-omp":
+                            threads = extra
+                    print(f"paired {name} t{t} round {r + 1}/{args.rounds}: cpu-omp {ours[-1] or 'failed'}, "
+                          f"torch-cpu {theirs[-1] or 'failed'} samples/s", flush=True)
+                pairs.append({"workload": name, "threads": threads if threads is not None else t,
+                              "cpu_omp_samples_per_s": ours, "torch_cpu_samples_per_s": theirs,
+                              **ratio_summary(ours, theirs), "failures": why})
+        finally:
+            shutil.rmtree(export_dir, ignore_errors=True)
+    write_json(os.path.join(args.results, "paired.json"), {
+        "rounds": args.rounds,
+        "method": "per round: one cpu-omp repetition and one torch-cpu repetition back to back (own processes, "
+                  "order flipped every round); ratio = cpu-omp samples/s / torch-cpu samples/s of the round",
+        "units": {"samples_per_s": "samples/s", "ratio": "cpu-omp / torch-cpu"},
+        "pairs": pairs})
+    for p in pairs:
+        m = p["median_ratio"]
+        print(f"paired {p['workload']} t{p['threads']}: median ratio "
+              f"{'n/a' if m is None else f'{m:.2f}x'} over {len(p['ratios'])} rounds")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,81 @@
+"""bench/peers/paired_ratio.py (`make perf`'s paired rounds): cpu-omp and torch-cpu
+repetitions alternate, the order flipping every round, and paired.json's ratios are
+the rows' own samples/s divided round by round. By default only the MLP entries are
+paired. Without torch it says `skipped:` and writes nothing; bad input exits 2."""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+from peer_helpers import PEERS, rows, torch, trainbench  # noqa: F401, F811 (fixtures used by name)
+
+SCRIPT = os.path.join(PEERS, "paired_ratio.py")
+SUITE = """\
+defaults: --epochs 1 --warmup 1 --reps 2 --seed 1
+lin: --model linear --layers 16,1 --samples 1000 --batch 100 --lr 0.05 --backends reference,cpu-omp --threads 1
+mlp: --model=mlp --layers 24,32,3 --samples 1000 --batch 100 --lr 0.2 --shuffle --backends cpu-omp --threads 1,all
+ref: --model mlp --layers 8,4,2 --samples 200 --batch 50 --backends reference
+"""
+
+
+def paired(tmp_path, trainbench, *extra, python=sys.executable):
+    (tmp_path / "t.suite").write_text(SUITE)
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    r = subprocess.run([sys.executable, SCRIPT, "--suite", tmp_path / "t.suite", "--results", out,
+                        "--trainbench", trainbench, "--python", python, *map(str, extra)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return r, out
+
+
+def test_rounds_alternate_and_ratios_come_from_the_rows(tmp_path, trainbench, torch):
+    r, out = paired(tmp_path, trainbench, "--rounds", 3)
+    assert r.returncode == 0, r.stdout
+    got = rows(out / "paired.csv")
+    assert {x["workload"] for x in got} == {"mlp"}  # the MLP entry only, by default
+    assert all(x["status"] == "ok" for x in got)
+    doc = json.loads((out / "paired.json").read_text())
+    assert doc["rounds"] == 3
+    nproc = len(os.sched_getaffinity(0))
+    assert [(p["workload"], p["threads"]) for p in doc["pairs"]] == [("mlp", 1), ("mlp", nproc)]
+    for i, p in enumerate(doc["pairs"]):
+        block = got[6 * i:6 * i + 6]  # 3 rounds x 2 backends, in the order they ran
+        assert [x["backend"] for x in block] == ["cpu-omp", "torch-cpu", "torch-cpu", "cpu-omp",
+                                                 "cpu-omp", "torch-cpu"]
+        assert all(x["threads"] == str(p["threads"]) for x in block)
+        ours = [float(x["samples_per_s"]) for x in block if x["backend"] == "cpu-omp"]
+        theirs = [float(x["samples_per_s"]) for x in block if x["backend"] == "torch-cpu"]
+        assert p["cpu_omp_samples_per_s"] == ours and p["torch_cpu_samples_per_s"] == theirs
+        assert p["ratios"] == [o / t for o, t in zip(ours, theirs)]
+        assert p["median_ratio"] == statistics.median(p["ratios"])
+        assert p["failures"] == []
+    assert not [n for n in os.listdir(out) if n.startswith(".paired-export")]  # exports removed
+    r, out = paired(tmp_path, trainbench, "--rounds", 1, "--only", "lin")
+    assert r.returncode == 0, r.stdout
+    assert [(p["workload"], len(p["ratios"])) for p in json.loads((out / "paired.json").read_text())["pairs"]] \
+        == [("lin", 1)]
+
+
+def test_without_torch_it_skips_and_writes_nothing(tmp_path, trainbench):
+    python = tmp_path / "python-no-torch"
+    python.write_text(f"#!{sys.executable}\nimport runpy, sys\nsys.modules['torch'] = None\n"
+                      "a = sys.argv[1:]\n"
+                      "if a[0] == '-c':\n    sys.argv = ['-c', *a[2:]]\n    exec(a[1])\n"
+                      "else:\n    sys.argv = a\n    runpy.run_path(a[0], run_name='__main__')\n")
+    python.chmod(0o755)
+    r, out = paired(tmp_path, trainbench, python=python)
+    assert r.returncode == 0, r.stdout
+    assert "paired_ratio.py: skipped: python3-torch not importable" in r.stdout
+    assert os.listdir(out) == []
+
+
+def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
+    for extra in (["--rounds", 0], ["--only", "nope"], ["--only", "ref"]):
+        r, out = paired(tmp_path, trainbench, *extra)
+        assert r.returncode == 2, (extra, r.stdout)
+        assert os.listdir(out) == [], extra
+    r = subprocess.run([sys.executable, SCRIPT, "--suite", tmp_path / "t.suite", "--results", tmp_path / "none",
+                        "--trainbench", trainbench], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 2 and "no such folder" in r.stdout, r.stdout
