@@ -24,7 +24,6 @@ nothing); 1 a run failed (its round has no ratio); 2 bad input.
 
 import argparse
 import csv
-import json
 import os
 import shutil
 import statistics
@@ -32,6 +31,7 @@ import subprocess
 import sys
 
 from run_peers import parse_suite, split_flags, torch_importable
+from json_out import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -101,14 +101,6 @@ def ratio_summary(ours, theirs):
         return {"ratios": [], "median_ratio": None, "min_ratio": None, "max_ratio": None}
     return {"ratios": ratios, "median_ratio": statistics.median(ratios), "min_ratio": min(ratios),
             "max_ratio": max(ratios)}
-
-
-def write_json(path, doc):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def main(argv):

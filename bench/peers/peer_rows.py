@@ -17,6 +17,7 @@ import socket
 import sys
 
 from peer_export import BadInput
+from json_out import write_json
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports", "schema.json")
 with open(SCHEMA_PATH, encoding="utf-8") as _f:
@@ -244,11 +245,7 @@ def record_env(results_path, torch, threads, argv):
                                   if f.startswith("BLAS_INFO=")), "")
         info["mkldnn"] = bool(torch.backends.mkldnn.is_available())
     env["peer_torch"] = info  # the last peer run into this folder
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(env, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json(path, env)
 
 
 def identity(results):

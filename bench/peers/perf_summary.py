@@ -138,8 +138,8 @@ def paired_table(folder):
         pairs = doc["pairs"]
     except (OSError, ValueError, KeyError, TypeError):
         return []
-    out = [f"\nPaired rounds (paired.json; each round one cpu-omp and one torch-cpu repetition back to back, "
-           f"order flipped every round; ratio per round):\n",
+    out = ["\nPaired rounds (paired.json; each round one cpu-omp and one torch-cpu repetition back to back, "
+           "order flipped every round; ratio per round):\n",
            "| target | workload | threads | rounds | cpu-omp ÷ torch-cpu per round, median [min–max] | target | "
            "margin | met |",
            "|---|---|---|---|---|---|---|---|"]

@@ -20,10 +20,11 @@ Usage: sgemm_rate.py [--layers 1024,4096,4096,4096,1000] [--batch 1024]
 
 import argparse
 import ctypes
-import json
 import os
 import sys
 import time
+
+from json_out import write_json
 
 
 def parse_args(argv):
@@ -111,11 +112,7 @@ def main(argv):
           f"{result['step_gflop_per_s']:.1f} GFLOP/s "
           f"(= {B / total_s:.0f} samples/s if the step were its GEMMs alone)")
     if args.out:
-        tmp = f"{args.out}.tmp.{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, args.out)
+        write_json(args.out, result)
     return 0
 
 
