@@ -139,7 +139,8 @@ def paired_table(folder):
     except (OSError, ValueError, KeyError, TypeError):
         return []
     out = ["\nPaired rounds (paired.json; each round one cpu-omp and one torch-cpu repetition back to back, "
-           "order flipped every round; ratio per round):\n",
+           "order flipped every round; ratio per round). Where a target is in both tables, quote this one: the "
+           "table above divides medians of blocks run minutes apart.\n",
            "| target | workload | threads | rounds | cpu-omp ÷ torch-cpu per round, median [min–max] | target | "
            "margin | met |",
            "|---|---|---|---|---|---|---|---|"]

@@ -8,7 +8,8 @@ For each layer l (in -> out) of the model and batch B, a training step runs
   forward  Z  (B x out) = A (B x in) W^T          2·B·in·out FLOPs
   dW       dW (out x in) = dZ^T (out x B) A         2·B·in·out
   dA       dA (B x in) = dZ (B x out) W            2·B·in·out (not for layer 1)
-Each GEMM is timed (median of --reps after one untimed call); the step rate is
+Each GEMM is timed (median of --reps after one untimed call of every shape; the
+repetitions run in rounds over all shapes); the step rate is
 the sum of the FLOPs over the sum of the median times: what the BLAS would take
 for the step's GEMMs alone. issue #7 holds cpu-omp's large-MLP step to >= 95%
 of it (cpu-omp's rate = FLOPs per sample x samples/s, all its non-GEMM work
@@ -66,7 +67,7 @@ def main(argv):
     layers = [int(v) for v in args.layers.split(",")]
     B = args.batch
     rng = np.random.default_rng(1)
-    rows, total_flops, total_s = [], 0.0, 0.0
+    gemms = []  # (layer, name, call, FLOPs), operands kept alive by the closures
     for l in range(len(layers) - 1):
         fan_in, fan_out = layers[l], layers[l + 1]
         a = rng.standard_normal((B, fan_in), dtype=np.float32)
@@ -74,24 +75,32 @@ def main(argv):
         dz = rng.standard_normal((B, fan_out), dtype=np.float32)
         z, dw, da = (np.empty(s, np.float32) for s in ((B, fan_out), (fan_out, fan_in), (B, fan_in)))
         # Outputs preallocated (as a trainer's are); transposes are views: no copies.
-        gemms = [("forward", lambda: np.dot(a, w.T, out=z)), ("dW", lambda: np.dot(dz.T, a, out=dw))]
-        if l > 0:
-            gemms.append(("dA", lambda: np.dot(dz, w, out=da)))
         flops = 2.0 * B * fan_in * fan_out
-        for name, fn in gemms:
+        gemms.append((l, "forward", lambda a=a, w=w, z=z: np.dot(a, w.T, out=z), flops))
+        gemms.append((l, "dW", lambda a=a, dz=dz, dw=dw: np.dot(dz.T, a, out=dw), flops))
+        if l > 0:
+            gemms.append((l, "dA", lambda w=w, dz=dz, da=da: np.dot(dz, w, out=da), flops))
+    # Every shape once untimed, then rounds over all shapes: a slow moment of the machine
+    # (one that once timed a whole shape's repetitions at one core's rate) lands in one
+    # repetition of several shapes, which the medians drop, not in all of one shape's.
+    for _, _, fn, _ in gemms:
+        fn()
+    times = [[] for _ in gemms]
+    for _ in range(args.reps):
+        for i, (_, _, fn, _) in enumerate(gemms):
+            t0 = time.perf_counter()
             fn()
-            times = []
-            for _ in range(args.reps):
-                t0 = time.perf_counter()
-                fn()
-                times.append(time.perf_counter() - t0)
-            med = sorted(times)[len(times) // 2]
-            rows.append({"layer": l + 1, "gemm": name, "m_n_k": _mnk(name, B, fan_in, fan_out),
-                         "gflops": flops / 1e9, "median_s": med, "gflop_per_s": flops / med / 1e9,
-                         "min_gflop_per_s": flops / max(times) / 1e9,
-                         "max_gflop_per_s": flops / min(times) / 1e9})
-            total_flops += flops
-            total_s += med
+            times[i].append(time.perf_counter() - t0)
+    rows, total_flops, total_s = [], 0.0, 0.0
+    for (l, name, _, flops), t in zip(gemms, times):
+        med = sorted(t)[len(t) // 2]
+        fan_in, fan_out = layers[l], layers[l + 1]
+        rows.append({"layer": l + 1, "gemm": name, "m_n_k": _mnk(name, B, fan_in, fan_out),
+                     "gflops": flops / 1e9, "median_s": med, "gflop_per_s": flops / med / 1e9,
+                     "min_gflop_per_s": flops / max(t) / 1e9,
+                     "max_gflop_per_s": flops / min(t) / 1e9})
+        total_flops += flops
+        total_s += med
     path, core, config = blas_library()
     result = {
         "layers": layers, "batch": B, "threads": threads, "reps": args.reps,
