@@ -25,12 +25,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using tb::test::read_json_file;
 using tb::test::tmp;
 
 const char* kTiny = "run --backend cpu-omp --threads 1 --model linear --layers 8,1 --samples 200 --batch 50 "
                     "--epochs 1 --warmup 0 --reps 1";
 
-json read_json(const std::string& path) { return tb::test::read_json_file(path); }
 
 bool positive_finite(const json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0; }
 
@@ -38,7 +38,7 @@ TEST(Ceilings, MeasuredOnesArePositiveFiniteAndCarryUnitsMethodAndDuration) {
   const std::string out = tmp("ceil-on.csv");
   const auto r = tb::test::shell("TB_CEILINGS=1 " + std::string(TB_TRAINBENCH_EXE) + " " + kTiny + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  const json env = read_json(out + ".env.json");
+  const json env = read_json_file(out + ".env.json");
   ASSERT_TRUE(env.contains("ceilings")) << env.dump(2);
   const json& c = env["ceilings"];
   EXPECT_FALSE(c.contains("omitted"));
@@ -72,10 +72,10 @@ TEST(Ceilings, NoCeilingsFlagAndTbCeilings0OmitThemWithTheReason) {
   const std::string a = tmp("ceil-flag.csv"), b = tmp("ceil-env.csv");
   auto r = tb::test::shell("TB_CEILINGS=1 " + std::string(TB_TRAINBENCH_EXE) + " " + kTiny + " --no-ceilings --out " + a);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(read_json(a + ".env.json")["ceilings"], json({{"omitted", "--no-ceilings"}}));
+  EXPECT_EQ(read_json_file(a + ".env.json")["ceilings"], json({{"omitted", "--no-ceilings"}}));
   r = tb::test::shell("TB_CEILINGS=0 " + std::string(TB_TRAINBENCH_EXE) + " " + kTiny + " --out " + b);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(read_json(b + ".env.json")["ceilings"], json({{"omitted", "TB_CEILINGS=0"}}));
+  EXPECT_EQ(read_json_file(b + ".env.json")["ceilings"], json({{"omitted", "TB_CEILINGS=0"}}));
 }
 
 TEST(Ceilings, SuiteNoCeilingsOmitsThemAndTheFlagIsRefusedInASuiteLine) {
@@ -91,7 +91,7 @@ TEST(Ceilings, SuiteNoCeilingsOmitsThemAndTheFlagIsRefusedInASuiteLine) {
   auto r = tb::test::shell("TB_CEILINGS=1 " + std::string(TB_TRAINBENCH_EXE) + " suite " + dir + "/s.suite --out " +
                            dir + "/out --no-ceilings");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(read_json(dir + "/out/env.json")["ceilings"], json({{"omitted", "--no-ceilings"}}));
+  EXPECT_EQ(read_json_file(dir + "/out/env.json")["ceilings"], json({{"omitted", "--no-ceilings"}}));
   r = tb::test::trainbench("suite " + dir + "/bad.suite --out " + dir + "/out2");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--no-ceilings"), std::string::npos) << r.out;

@@ -23,13 +23,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using tb::test::read_json_file;
 using tb::test::tmp;
 
 // An MLP, so the blocked GEMM (not only the skinny paths) runs.
 const char* kMlp = "run --backend cpu-omp --threads 2 --model mlp --layers 40,48,3 --samples 600 --batch 64 "
                    "--epochs 2 --warmup 0 --reps 1";
 
-json read_json(const std::string& path) { return tb::test::read_json_file(path); }
 
 // The first row's final_loss (csv_fields: the writer's own quoting rules).
 double final_loss(const std::string& csv) {
@@ -47,7 +47,7 @@ TEST(CpuGemmEnv, EnvJsonRecordsTheKernelBlockingAndCpuProperties) {
   const auto r = tb::test::shell("env -u TB_CPU_GEMM_KERNEL " + std::string(TB_TRAINBENCH_EXE) + " " + kMlp +
                                  " --no-ceilings --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  const json g = read_json(out + ".env.json")["cpu_gemm"];
+  const json g = read_json_file(out + ".env.json")["cpu_gemm"];
   const tb::cpu::GemmConfig& cfg = tb::cpu::gemm_config();  // this process: same machine, no override
   EXPECT_EQ(g["kernel"], cfg.kernel);
   EXPECT_EQ(g["kernel"], tb::cpu::gemm_kernels_supported().front());
@@ -71,7 +71,7 @@ TEST(CpuGemmEnv, OverrideIsUsedRecordedAndTrainsToTheSameLoss) {
   r = tb::test::shell("TB_CPU_GEMM_KERNEL=portable " + std::string(TB_TRAINBENCH_EXE) + " " + kMlp +
                       " --no-ceilings --out " + b);
   ASSERT_EQ(r.code, 0) << r.out;
-  const json g = read_json(b + ".env.json")["cpu_gemm"];
+  const json g = read_json_file(b + ".env.json")["cpu_gemm"];
   EXPECT_EQ(g["kernel"], "portable");
   EXPECT_EQ(g["micro_tile"], "6x16");
   EXPECT_NE(g["chosen_by"].get<std::string>().find("TB_CPU_GEMM_KERNEL=portable"), std::string::npos);
