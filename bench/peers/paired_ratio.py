@@ -19,11 +19,14 @@ Usage: paired_ratio.py --suite FILE --results RESULTS_DIR [--trainbench PATH]
   --only: entry names (default: the entries running cpu-omp whose workload is an MLP,
   model mlp: the targets that are at stake; the linear ones are met or out of reach).
 Exit codes: 0 done (or skipped: without an importable torch it says so, writes
-nothing); 1 a run failed (its round has no ratio); 2 bad input.
+nothing); 1 a run failed (its round has no ratio) or paired.json could not be written;
+2 bad input, or another paired_ratio.py writing into the same folder; 130 interrupted
+(paired.csv keeps its whole rows, paired.json is not written).
 """
 
 import argparse
 import csv
+import fcntl
 import os
 import shutil
 import statistics
@@ -82,16 +85,18 @@ def count_rows(path):
         return sum(1 for _ in csv.DictReader(f))
 
 
-def new_row(path, before, backend):
-    """samples/s of the one row a run appended, or (None, why)."""
+def appended_row(path, before, backend):
+    """(the one `backend` row a run appended after the first `before` rows, None), or
+    (None, why not)."""
+    if not os.path.isfile(path):
+        return None, "no CSV written"
     with open(path, encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f))[before:]
-    rows = [r for r in rows if r["backend"] == backend]
+        rows = [r for r in list(csv.DictReader(f))[before:] if r["backend"] == backend]
     if len(rows) != 1:
         return None, f"{len(rows)} {backend} rows appended (expected 1)"
     if rows[0]["status"] != "ok":
         return None, rows[0]["status"]
-    return float(rows[0]["samples_per_s"]), int(rows[0]["threads"])
+    return rows[0], None
 
 
 def ratio_summary(ours, theirs):
@@ -125,6 +130,34 @@ def main(argv):
     if not torch_importable(args.python):
         print("paired_ratio.py: skipped: python3-torch not importable (nothing to pair cpu-omp with)")
         return 0
+    # One writer per folder: rounds are paired by the rows each run appends to paired.csv.
+    # (The lock file stays: removing it would let a third run lock a new one beside a
+    # second that still holds the old.)
+    with open(os.path.join(args.results, ".paired.lock"), "w", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            print(f"paired_ratio.py: another paired_ratio.py is writing into {args.results}; wait for it to end "
+                  "or use another --results folder", file=sys.stderr)
+            return 2
+        return locked_main(args, entries)
+
+
+def locked_main(args, entries):
+    try:
+        return pair_all(args, entries)
+    except KeyboardInterrupt:
+        print("paired_ratio.py: interrupted: paired.csv keeps the rows written so far (each whole); "
+              "paired.json not written", file=sys.stderr)
+        return 130
+    except OSError as e:
+        print(f"paired_ratio.py: {e.filename or args.results}: {e.strerror}: paired.json not written",
+              file=sys.stderr)
+        return 1
+
+
+def pair_all(args, entries):
+    """The rounds of every entry and thread count; writes paired.json. Returns the exit code."""
     csv_path = os.path.join(args.results, "paired.csv")
     pairs, rc = [], 0
     for name, flags, thread_values in entries:
@@ -147,13 +180,13 @@ def main(argv):
                     for backend, cmd, got in order if r % 2 == 0 else reversed(order):
                         before = count_rows(csv_path)
                         subprocess.run(cmd, stdout=subprocess.DEVNULL)
-                        sps, extra = new_row(csv_path, before, backend) if os.path.isfile(csv_path) else (None, "no CSV")
-                        got.append(sps)
-                        if sps is None:
-                            why.append(f"round {r + 1} {backend}: {extra}")
+                        row, failed = appended_row(csv_path, before, backend)
+                        got.append(None if row is None else float(row["samples_per_s"]))
+                        if row is None:
+                            why.append(f"round {r + 1} {backend}: {failed}")
                             rc = 1
                         elif backend == "cpu-omp":
-                            threads = extra
+                            threads = int(row["threads"])
                     print(f"paired {name} t{t} round {r + 1}/{args.rounds}: cpu-omp {ours[-1] or 'failed'}, "
                           f"torch-cpu {theirs[-1] or 'failed'} samples/s", flush=True)
                 pairs.append({"workload": name, "threads": threads if threads is not None else t,

@@ -79,3 +79,38 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
     r = subprocess.run([sys.executable, SCRIPT, "--suite", tmp_path / "t.suite", "--results", tmp_path / "none",
                         "--trainbench", trainbench], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert r.returncode == 2 and "no such folder" in r.stdout, r.stdout
+
+
+def test_a_second_run_into_the_same_folder_is_refused(tmp_path, trainbench, torch):
+    import fcntl  # noqa: PLC0415
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".paired.lock", "w") as held:  # as a first run holds it
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        r, _ = paired(tmp_path, trainbench, "--rounds", 1)
+    assert r.returncode == 2, r.stdout
+    assert "another paired_ratio.py is writing into" in r.stdout
+    assert sorted(os.listdir(out)) == [".paired.lock"]
+
+
+def test_sigint_mid_run_keeps_whole_rows_and_writes_no_json(tmp_path, trainbench, torch):
+    import signal  # noqa: PLC0415
+    import time  # noqa: PLC0415
+    (tmp_path / "t.suite").write_text(SUITE)
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.Popen([sys.executable, SCRIPT, "--suite", tmp_path / "t.suite", "--results", out,
+                          "--trainbench", trainbench, "--rounds", "50"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "paired.csv").exists():
+        time.sleep(0.2)
+    time.sleep(1.0)
+    os.killpg(p.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
+    text, _ = p.communicate(timeout=60)
+    assert p.returncode == 130, text
+    assert "interrupted" in text
+    assert not (out / "paired.json").exists()
+    got = rows(out / "paired.csv")
+    assert got and all(x["status"] in ("ok",) or x["status"].startswith("failed: interrupted") for x in got), got
+    assert not [n for n in os.listdir(out) if n.startswith(".paired-export")]
