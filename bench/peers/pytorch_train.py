@@ -572,6 +572,8 @@ def main(argv):
         try:
             import torch  # noqa: PLC0415 (optional dependency: rows say skipped without it)
         except Exception as e:  # ImportError, or a broken install raising anything else
+            if "KeyboardInterrupt" in str(e):  # Ctrl-C during torch's C++ start-up arrives as a RuntimeError
+                raise KeyboardInterrupt from e
             why = f"skipped: python3-torch not importable ({type(e).__name__}: {' '.join(str(e).split())})"
             if args.devices == "ddp":
                 if os.environ.get("RANK", "0") == "0":
