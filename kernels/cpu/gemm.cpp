@@ -245,21 +245,36 @@ class Driver {
           for (int64_t q = m_lo; q < m_hi; ++q) {
             const int64_t ir = q * MR, mr = std::min(MR, ms - ir);
             float* c_row = pr.c + (is + ir) * pr.ldc + jc;
+            const float* const* rows = pr.trans_a ? nullptr : arows_ + q * MR;
+            const float* panel = pr.trans_a ? ap_ + q * MR * kc : nullptr;
             for (int64_t s = n_lo; s < n_hi; ++s) {
               const int64_t jr = s * NR;
-              const float* bpanel = bp_ + s * kc * NR;
-              if (pr.trans_a) {
-                K::template run<true>(kc, nullptr, ap_ + q * MR * kc, bpanel, pr.alpha, beta, c_row + jr, pr.ldc, mr,
-                                      std::min(NR, nc - jr));
-              } else {
-                K::template run<false>(kc, arows_ + q * MR, nullptr, bpanel, pr.alpha, beta, c_row + jr, pr.ldc, mr,
-                                       std::min(NR, nc - jr));
-              }
+              tile(kc, rows, panel, bp_ + s * kc * NR, beta, c_row + jr, mr, std::min(NR, nc - jr));
             }
           }
           barrier(nt);  // before the next slice's packing overwrites the panels
         }
       }
+    }
+  }
+
+  // One micro-tile through the kernel variant that computes no more than it must: a
+  // third, two thirds or all of MR rows, one or both of the NR/2-column vectors.
+  void tile(int64_t kc, const float* const* rows, const float* panel, const float* bpanel, float beta, float* c,
+            int64_t mr, int64_t nr) const {
+    if (mr <= MR / 3) return tile_rows<MR / 3>(kc, rows, panel, bpanel, beta, c, mr, nr);
+    if (mr <= 2 * MR / 3) return tile_rows<2 * MR / 3>(kc, rows, panel, bpanel, beta, c, mr, nr);
+    tile_rows<MR>(kc, rows, panel, bpanel, beta, c, mr, nr);
+  }
+  template <int64_t R>
+  void tile_rows(int64_t kc, const float* const* rows, const float* panel, const float* bpanel, float beta, float* c,
+                 int64_t mr, int64_t nr) const {
+    if (nr <= NR / 2) {
+      if (pr_.trans_a) K::template run<true, R, 1>(kc, nullptr, panel, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
+      else K::template run<false, R, 1>(kc, rows, nullptr, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
+    } else {
+      if (pr_.trans_a) K::template run<true, R, 2>(kc, nullptr, panel, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
+      else K::template run<false, R, 2>(kc, rows, nullptr, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
     }
   }
 

@@ -1,13 +1,17 @@
 // kernels/cpu/gemm_kernels.h — the register-blocked micro-kernels behind tb::cpu::gemm
-// (internal: included by kernels/cpu/gemm.cpp only). Each kernel K computes one MR x NR
-// tile of C:
-//   acc (MR x NR) = sum over p < kc of opA(i, p) * bp[p * NR + j]   (kc rank-1 updates)
-//   C[0..mr) x [0..nr) = alpha * acc + beta * C   (beta == 0 never reads C)
+// (internal: included by kernels/cpu/gemm.cpp only). Each kernel K computes one tile of
+// C, at most MR x NR; run<kCols, R, V> computes its first R rows and first V of its two
+// column vectors (full tiles: R = MR, V = 2):
+//   acc (R x V*NR/2) = sum over p < kc of opA(i, p) * bp[p * NR + j]   (kc rank-1 updates)
+//   C[0..mr) x [0..nr) = alpha * acc + beta * C   (beta == 0 never reads C; mr <= R, nr <= V*NR/2)
 // bp is a packed B micro-panel (kc x NR, zero-padded, 64-byte aligned). A comes as
-//   K::rows: MR row pointers, opA(i, p) = arow[i][p]   (A read in place, or gathered rows)
-//   K::cols: a column-major panel, opA(i, p) = ap[p * MR + i]   (packed from a transposed A)
+//   rows (kCols false): R row pointers, opA(i, p) = arow[i][p]   (A read in place, or copied rows)
+//   cols (kCols true): a column-major panel, opA(i, p) = ap[p * MR + i]   (packed from a transposed A)
 // Rows past mr may point anywhere readable: they are computed, never stored.
-// Per p: NR/width vector loads of B, MR broadcasts of A, MR*NR/width FMAs.
+// Per p: V vector loads of B, R broadcasts of A, R*V FMAs. The narrower variants exist
+// for edge tiles: the last row panel of a 256-row C holds 4 of the AVX-512 kernel's 12
+// rows, and a 10-column C fills one of its two vectors; computing the whole tile there
+// cost 3% of the small MLP's GEMM time and 40% of its 10-output layer's (measured A/B).
 // Each kernel is compiled for its own ISA (target attributes), so one binary carries
 // all of them and gemm.cpp picks one at run time from the CPU's properties.
 #pragma once
@@ -55,47 +59,55 @@ inline void store_corner(const float (&acc)[MR][NR], float alpha, float beta, fl
 struct Avx512 {
   static constexpr int64_t MR = 12, NR = 32;
 
-  template <bool kCols>
+  // R <= MR rows and V <= 2 vectors of 16 columns computed: the narrower variants serve
+  // edge tiles (the last row panel of M = 256 holds 4 rows; N = 10 needs one vector)
+  // at the cost of the rows and columns they hold, not of a whole 12 x 32 tile.
+  template <bool kCols, int64_t R = MR, int64_t V = 2>
   TB_TARGET_AVX512 static void run(int64_t kc, const float* const* arow, const float* __restrict ap,
                                    const float* __restrict bp, float alpha, float beta, float* __restrict c,
                                    int64_t ldc, int64_t mr, int64_t nr) {
-    prefetch_c<NR>(c, ldc, mr);
-    const float* r[MR];
+    static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
+    prefetch_c<16 * V>(c, ldc, mr);
+    const float* r[R];
     if (!kCols) {
 #pragma GCC unroll 16
-      for (int64_t i = 0; i < MR; ++i) r[i] = arow[i];
+      for (int64_t i = 0; i < R; ++i) r[i] = arow[i];
     }
-    __m512 acc[MR][2];
+    __m512 acc[R][V];
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < R; ++i)
+#pragma GCC unroll 2
+      for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (int64_t p = 0; p < kc; ++p) {
-      const __m512 b0 = _mm512_load_ps(bp + p * NR);
-      const __m512 b1 = _mm512_load_ps(bp + p * NR + 16);
-      _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * NR), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * NR + 16), _MM_HINT_T0);
+      __m512 b[V];
+#pragma GCC unroll 2
+      for (int64_t v = 0; v < V; ++v) {
+        b[v] = _mm512_load_ps(bp + p * NR + 16 * v);
+        _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * NR + 16 * v), _MM_HINT_T0);
+      }
 #pragma GCC unroll 16
-      for (int64_t i = 0; i < MR; ++i) {
+      for (int64_t i = 0; i < R; ++i) {
         const __m512 a = _mm512_set1_ps(kCols ? ap[p * MR + i] : r[i][p]);
-        acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
-        acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+#pragma GCC unroll 2
+        for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
       }
     }
     // Masked stores cover the N edge; rows past mr are not written.
     const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);
     const __mmask16 m1 = nr >= 32 ? __mmask16(0xFFFF) : nr <= 16 ? __mmask16(0) : __mmask16((1u << (nr - 16)) - 1);
+    const __mmask16 mask[2] = {m0, m1};
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
-    for (int64_t i = 0; i < MR; ++i) {
+    for (int64_t i = 0; i < R; ++i) {
       if (i >= mr) break;
       float* c_row = c + i * ldc;
-      __m512 r0 = _mm512_mul_ps(va, acc[i][0]), r1 = _mm512_mul_ps(va, acc[i][1]);
-      if (beta != 0.0f) {
-        r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c_row), r0);
-        r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c_row + 16), r1);
+#pragma GCC unroll 2
+      for (int64_t v = 0; v < V; ++v) {
+        __m512 o = _mm512_mul_ps(va, acc[i][v]);
+        if (beta != 0.0f) o = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], c_row + 16 * v), o);
+        _mm512_mask_storeu_ps(c_row + 16 * v, mask[v], o);
       }
-      _mm512_mask_storeu_ps(c_row, m0, r0);
-      _mm512_mask_storeu_ps(c_row + 16, m1, r1);
     }
   }
 };
@@ -141,55 +153,58 @@ TB_TARGET_AVX512 inline void transpose16x16(const float* src, int64_t ld, float*
 struct Avx2 {
   static constexpr int64_t MR = 6, NR = 16;
 
-  template <bool kCols>
+  // R rows and V vectors of 8 columns, as Avx512::run.
+  template <bool kCols, int64_t R = MR, int64_t V = 2>
   TB_TARGET_AVX2 static void run(int64_t kc, const float* const* arow, const float* __restrict ap,
                                  const float* __restrict bp, float alpha, float beta, float* __restrict c,
                                  int64_t ldc, int64_t mr, int64_t nr) {
-    prefetch_c<NR>(c, ldc, mr);
-    const float* r[MR];
+    static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
+    prefetch_c<8 * V>(c, ldc, mr);
+    const float* r[R];
     if (!kCols) {
 #pragma GCC unroll 8
-      for (int64_t i = 0; i < MR; ++i) r[i] = arow[i];
+      for (int64_t i = 0; i < R; ++i) r[i] = arow[i];
     }
-    __m256 acc[MR][2];
+    __m256 acc[R][V];
 #pragma GCC unroll 8
-    for (int64_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < R; ++i)
+#pragma GCC unroll 2
+      for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm256_setzero_ps();
 #pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p) {
-      const __m256 b0 = _mm256_load_ps(bp + p * NR);
-      const __m256 b1 = _mm256_load_ps(bp + p * NR + 8);
+      __m256 b[V];
+#pragma GCC unroll 2
+      for (int64_t v = 0; v < V; ++v) b[v] = _mm256_load_ps(bp + p * NR + 8 * v);
 #pragma GCC unroll 8
-      for (int64_t i = 0; i < MR; ++i) {
+      for (int64_t i = 0; i < R; ++i) {
         const __m256 a = _mm256_broadcast_ss(kCols ? ap + p * MR + i : r[i] + p);
-        acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+#pragma GCC unroll 2
+        for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm256_fmadd_ps(a, b[v], acc[i][v]);
       }
     }
     const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    if (mr == MR && nr == NR) {
+    if (mr == R && nr == 8 * V) {
 #pragma GCC unroll 8
-      for (int64_t i = 0; i < MR; ++i) {
+      for (int64_t i = 0; i < R; ++i) {
         float* c_row = c + i * ldc;
-        __m256 r0 = _mm256_mul_ps(va, acc[i][0]), r1 = _mm256_mul_ps(va, acc[i][1]);
-        if (beta != 0.0f) {
-          r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c_row), r0);
-          r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c_row + 8), r1);
+#pragma GCC unroll 2
+        for (int64_t v = 0; v < V; ++v) {
+          __m256 o = _mm256_mul_ps(va, acc[i][v]);
+          if (beta != 0.0f) o = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c_row + 8 * v), o);
+          _mm256_storeu_ps(c_row + 8 * v, o);
         }
-        _mm256_storeu_ps(c_row, r0);
-        _mm256_storeu_ps(c_row + 8, r1);
       }
       return;
     }
-    float tile[MR][NR];
+    float tile[R][8 * V];
     // Unrolled, as every loop over acc: an acc indexed by a run-time i would have to
     // live in memory, and GCC then stores it after every FMA (measured: 59 instead of
     // ~100 GFLOP/s on one Zen 5 core).
 #pragma GCC unroll 8
-    for (int64_t i = 0; i < MR; ++i) {
-      _mm256_storeu_ps(tile[i], acc[i][0]);
-      _mm256_storeu_ps(tile[i] + 8, acc[i][1]);
-    }
-    store_corner<MR, NR>(tile, alpha, beta, c, ldc, mr, nr);
+    for (int64_t i = 0; i < R; ++i)
+#pragma GCC unroll 2
+      for (int64_t v = 0; v < V; ++v) _mm256_storeu_ps(tile[i] + 8 * v, acc[i][v]);
+    store_corner<R, 8 * V>(tile, alpha, beta, c, ldc, mr, nr);
   }
 };
 #endif
@@ -200,21 +215,24 @@ struct Avx2 {
 struct Portable {
   static constexpr int64_t MR = 6, NR = 16;
 
-  template <bool kCols>
+  // R rows and V halves of NR columns, as Avx512::run.
+  template <bool kCols, int64_t R = MR, int64_t V = 2>
   static void run(int64_t kc, const float* const* arow, const float* __restrict ap, const float* __restrict bp,
                   float alpha, float beta, float* __restrict c, int64_t ldc, int64_t mr, int64_t nr) {
-    prefetch_c<NR>(c, ldc, mr);
-    float acc[MR][NR] = {};
+    static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
+    constexpr int64_t W = NR / 2 * V;
+    prefetch_c<W>(c, ldc, mr);
+    float acc[R][W] = {};
     for (int64_t p = 0; p < kc; ++p) {
       const float* b_row = bp + p * NR;
 #pragma GCC unroll 8
-      for (int64_t i = 0; i < MR; ++i) {
+      for (int64_t i = 0; i < R; ++i) {
         const float a_ip = kCols ? ap[p * MR + i] : arow[i][p];
 #pragma omp simd
-        for (int64_t j = 0; j < NR; ++j) acc[i][j] += a_ip * b_row[j];
+        for (int64_t j = 0; j < W; ++j) acc[i][j] += a_ip * b_row[j];
       }
     }
-    store_corner<MR, NR>(acc, alpha, beta, c, ldc, mr, nr);
+    store_corner<R, W>(acc, alpha, beta, c, ldc, mr, nr);
   }
 };
 

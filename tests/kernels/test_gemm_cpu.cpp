@@ -176,6 +176,30 @@ TEST_P(GemmCpu, MatchesNaiveAllTransposesAlphaBeta) {
   }
 }
 
+// Every row count of a last row panel (1 .. MR, served by the MR/3, 2MR/3 and MR-row
+// kernel variants) under a full panel, beside last column panels of 1 .. NR columns
+// (one vector or two): M = MR + r, N = NR + w (w = 1, NR/2 - 1, NR/2, NR/2 + 1, NR - 1,
+// NR), with beta 0 and beta 0.5, A and B in both layouts, padded C (untouched padding).
+TEST_P(GemmCpu, EveryEdgeTileVariant) {
+  const GemmConfig& g = gemm_config();
+  uint32_t seed = 500;
+  for (int64_t r = 1; r <= g.mr; ++r) {
+    for (int64_t w : {int64_t{1}, g.nr / 2 - 1, g.nr / 2, g.nr / 2 + 1, g.nr - 1, g.nr}) {
+      for (int t = 0; t < 4; ++t) {
+        Case tc;
+        tc.ta = (t & 1) != 0;
+        tc.tb = (t & 2) != 0;
+        tc.s = {g.mr + r, g.nr + w, 19};
+        tc.alpha = 0.75f;
+        tc.beta = t < 2 ? 0.0f : 0.5f;
+        tc.pad = 3;
+        SCOPED_TRACE(describe(tc));
+        run_and_check(tc, seed++);
+      }
+    }
+  }
+}
+
 TEST_P(GemmCpu, LeadingDimensionsLargerThanRows) {
   uint32_t seed = 100;
   for (const Shape& s : {Shape{17, 33, 9}, Shape{65, 129, 257}, Shape{1, 64, 100},
