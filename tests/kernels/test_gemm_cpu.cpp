@@ -89,6 +89,10 @@ std::vector<float> run_and_check(const Case& tc, uint32_t seed) {
       }
     }
   }
+  // Guard rows below C: a kernel storing rows past m (an edge tile's unused rows) must
+  // fail here, not corrupt the heap.
+  constexpr int64_t kGuardRows = 2;
+  c.resize(static_cast<size_t>((m + kGuardRows) * ldc), kSentinel);
   const std::vector<float> c0 = c;
 
   gemm(tc.ta, tc.tb, m, n, k, tc.alpha, a.data(), lda, b.data(), ldb, tc.beta, c.data(), ldc);
@@ -121,6 +125,8 @@ std::vector<float> run_and_check(const Case& tc, uint32_t seed) {
       if (c[i * ldc + j] != kSentinel && failures++ < 5)
         ADD_FAILURE() << "padding C(" << i << "," << j << ") was overwritten";
   }
+  for (int64_t i = m * ldc; i < (m + kGuardRows) * ldc; ++i)
+    if (c[i] != kSentinel && failures++ < 5) ADD_FAILURE() << "C's guard row " << i / ldc << " was overwritten";
   return out;
 }
 
