@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "bench/micro/bench_flags.h"
-#include "bench/micro/gemm_check.h"
 #include "bench/micro/bench_rates.h"
+#include "bench/micro/gemm_check.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
 

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "bench/micro/bench_flags.h"
-#include "bench/micro/gemm_check.h"
 #include "bench/micro/bench_rates.h"
+#include "bench/micro/gemm_check.h"
 #include "kernels/cuda/axpy.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/device_buffer.h"

@@ -22,21 +22,21 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <cstring>
 #include <vector>
 
 #include "bench/micro/gemm_check.h"
+#include "harness/csv_writer.h"
 #include "kernels/cpu/gemm.h"
 
 namespace {
@@ -147,7 +147,10 @@ Blas load_blas(const Args& a, int threads) {
     void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) continue;
     b.sgemm = reinterpret_cast<CblasSgemm>(dlsym(h, "cblas_sgemm"));
-    if (b.sgemm == nullptr) continue;
+    if (b.sgemm == nullptr) {  // a BLAS without the CBLAS interface: try the next
+      dlclose(h);
+      continue;
+    }
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(b.sgemm), &info) != 0 && info.dli_fname != nullptr) {
       char* real = realpath(info.dli_fname, nullptr);
@@ -174,10 +177,11 @@ struct Shape {
 std::vector<Shape> step_shapes(const std::vector<int64_t>& layers, int64_t batch) {
   std::vector<Shape> s;
   for (size_t l = 0; l + 1 < layers.size(); ++l) {
-    const int64_t in = layers[l], out = layers[l + 1], L = static_cast<int>(l) + 1;
-    s.push_back({static_cast<int>(L), "forward", false, true, batch, out, in});
-    s.push_back({static_cast<int>(L), "dW", true, false, out, in, batch});
-    if (l > 0) s.push_back({static_cast<int>(L), "dA", false, false, batch, in, out});
+    const int64_t in = layers[l], out = layers[l + 1];
+    const int layer = static_cast<int>(l) + 1;
+    s.push_back({layer, "forward", false, true, batch, out, in});
+    s.push_back({layer, "dW", true, false, out, in, batch});
+    if (l > 0) s.push_back({layer, "dA", false, false, batch, in, out});
   }
   return s;
 }
@@ -190,23 +194,6 @@ std::string env_or_empty(const char* name) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
 }
 
 }  // namespace
@@ -312,7 +299,7 @@ int main(int argc, char** argv) {
         {"results_checked", !wrong},
         {"gemms", rows}};
     try {
-      write_atomically(args.out, j.dump(2) + "\n");
+      tb::write_file_atomically(args.out, j.dump(2) + "\n");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tb_gemm_vs_blas: %s\n", e.what());
       return 1;

@@ -57,6 +57,13 @@ def verdict(ratio, need):
     return ("yes (thin)" if margin < THIN_MARGIN else "yes"), margin
 
 
+def share_target(share):
+    """'(target ≥ 100%; margin +x%: met)' for a GEMM rate share against SGEMM_SHARE."""
+    met, margin = verdict(share, SGEMM_SHARE)
+    return (f"(target ≥ {SGEMM_SHARE:.0%}; margin {margin:+.0%}: {'met' if share >= SGEMM_SHARE else 'NOT met'}"
+            f"{' (thin)' if met == 'yes (thin)' else ''})")
+
+
 def step_flops_per_sample(layers):
     total = 0
     for i in range(len(layers) - 1):
@@ -121,11 +128,9 @@ def gemm_vs_blas(folder):
         checked = bool(j["results_checked"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    met, margin = verdict(share, SGEMM_SHARE)
     return (f"\nLarge MLP GEMMs alone, cpu-omp's against {os.path.basename(lib)} (core {core}), alternating in one "
             f"process (tb_gemm_vs_blas, {threads} threads, median of {reps}): {ours:.1f} ÷ {blas:.1f} GFLOP/s = "
-            f"{share:.1%} [per GEMM {min(per):.0%}–{max(per):.0%}] (target ≥ {SGEMM_SHARE:.0%}; margin {margin:+.0%}: "
-            f"{'met' if share >= SGEMM_SHARE else 'NOT met'}{' (thin)' if met == 'yes (thin)' else ''})."
+            f"{share:.1%} [per GEMM {min(per):.0%}–{max(per):.0%}] {share_target(share)}."
             + ("" if checked else " WARNING: a result failed its check (see the tool's output)."))
 
 
@@ -242,13 +247,11 @@ def main(argv):
         flops = step_flops_per_sample(layers_of[w])
         rate = [s * flops / 1e9 for s in sps]
         share = statistics.median(rate) / sgemm["step_gflop_per_s"]
-        met, margin = verdict(share, SGEMM_SHARE)
         lines.append(
             f"\nLarge MLP GEMM rate: cpu-omp {statistics.median(rate):.1f} GFLOP/s [{min(rate):.1f}–{max(rate):.1f}] "
             f"({t} threads; {flops / 1e6:.1f} MFLOP per sample) against the sgemm rate "
             f"{sgemm['step_gflop_per_s']:.1f} GFLOP/s ({sgemm['file']}: {sgemm['threads']} threads, "
-            f"{sgemm['blas_library']}, core {sgemm['openblas_core']}) = {share:.1%} (target ≥ {SGEMM_SHARE:.0%}; "
-            f"margin {margin:+.0%}: {'met' if share >= SGEMM_SHARE else 'NOT met'}{' (thin)' if met == 'yes (thin)' else ''}).")
+            f"{sgemm['blas_library']}, core {sgemm['openblas_core']}) = {share:.1%} {share_target(share)}.")
     elif big:
         lines.append("\nLarge MLP GEMM rate: no sgemm*.json in this folder (run bench/peers/sgemm_rate.py).")
     vs = gemm_vs_blas(folder)

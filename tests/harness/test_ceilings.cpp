@@ -31,7 +31,6 @@ using tb::test::tmp;
 const char* kTiny = "run --backend cpu-omp --threads 1 --model linear --layers 8,1 --samples 200 --batch 50 "
                     "--epochs 1 --warmup 0 --reps 1";
 
-
 bool positive_finite(const json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0; }
 
 TEST(Ceilings, MeasuredOnesArePositiveFiniteAndCarryUnitsMethodAndDuration) {

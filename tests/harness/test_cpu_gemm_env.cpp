@@ -30,7 +30,6 @@ using tb::test::tmp;
 const char* kMlp = "run --backend cpu-omp --threads 2 --model mlp --layers 40,48,3 --samples 600 --batch 64 "
                    "--epochs 2 --warmup 0 --reps 1";
 
-
 // The first row's final_loss (csv_fields: the writer's own quoting rules).
 double final_loss(const std::string& csv) {
   std::ifstream in(csv);
