@@ -14,6 +14,11 @@ A target counts as met when the ratio reaches it; the margin column says by how 
 (ratio / target - 1): a margin under 5% is marked thin, since the next CPU or a noisy
 minute can take it away.
 
+Bound: for each target row, the best ratio any implementation could reach here:
+min(FMA ceiling x 1e9 / GEMM FLOPs per sample, triad bandwidth x 1e9 / 4·D input bytes
+per sample) / torch-cpu samples/s, the ceilings from env.json (measured in the same
+run, 1 thread or all). A target above it is out of reach on this CPU.
+
 cpu-omp's GEMM rate = samples/s x the step's GEMM FLOPs per sample (forward 2·in·out,
 dW 2·in·out, dA 2·in·out except for the first layer, summed over layers): every
 non-GEMM cost of the step (bias, ReLU, loss, SGD) counts against it. The sgemm rate
@@ -70,6 +75,54 @@ def step_flops_per_sample(layers):
         mac = layers[i] * layers[i + 1]
         total += 2 * mac * (3 if i > 0 else 2)  # forward, dW, and dA except for layer 1
     return total
+
+
+def ceilings(folder):
+    """env.json's CPU ceilings measured in this run: {1: (FMA GFLOP/s, triad GB/s) of one
+    core, N: the same over all N threads}, or None (run with --no-ceilings / TB_CEILINGS=0)."""
+    try:
+        with open(os.path.join(folder, "env.json"), encoding="utf-8") as f:
+            c = json.load(f)["ceilings"]["cpu"]
+        out = {1: (float(c["fma_gflops_1core"]), float(c["triad_gbs_1core"]))}
+        out[int(c["threads"])] = (float(c["fma_gflops_all"]), float(c["triad_gbs"]))
+        return out
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def bound_table(folder, g, layers_of):
+    """Markdown lines: for each target row with a torch-cpu peer, the best ratio any
+    implementation could reach on this machine -- its GEMMs at the FMA ceiling, or the
+    input rows read at the triad bandwidth, whichever bounds, with nothing else taking
+    time -- and whether that reaches the target. [] without ceilings in env.json."""
+    ceil = ceilings(folder)
+    if ceil is None:
+        return ["\nBound: env.json has no CPU ceilings (the run was made with --no-ceilings or TB_CEILINGS=0)."]
+    out = ["\nBound on this machine: the ratio cpu-omp would reach if the step's GEMMs ran at env.json's FMA "
+           "ceiling and its input rows were read at the triad bandwidth, with nothing else taking time "
+           "(best samples/s = min(ceiling GFLOP/s × 1e9 ÷ GEMM FLOP per sample, triad GB/s × 1e9 ÷ input bytes "
+           "per sample); best ratio = that ÷ torch-cpu's median samples/s). A target above its bound cannot be "
+           "met on this CPU by any implementation.\n",
+           "| target | workload | threads | GEMM FLOP per sample | input bytes per sample | best samples/s "
+           "(FMA / memory) | cpu-omp share of it | torch-cpu samples/s | best ratio | target | reachable |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for prefix, label, need in TARGETS:
+        for w in sorted({w for (w, b, t) in g if w.startswith(prefix)}, key=natural_key):
+            for t in sorted({t for (ww, b, t) in g if ww == w and b == "cpu-omp"}):
+                peer = g.get((w, "torch-cpu", t))
+                if not peer or t not in ceil or w not in layers_of:
+                    continue
+                fma, triad = ceil[t]
+                flops = step_flops_per_sample(layers_of[w])
+                in_bytes = 4 * layers_of[w][0]
+                by_fma, by_mem = fma * 1e9 / flops, triad * 1e9 / in_bytes
+                best = min(by_fma, by_mem)
+                ratio = best / statistics.median(peer)
+                share = statistics.median(g[(w, "cpu-omp", t)]) / best
+                out.append(f"| {label} | {w} | {t} | {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | "
+                           f"{share:.0%} | {fmt(statistics.median(peer))} | {ratio:.2f}× | ≥ {need:g}× | "
+                           f"{'yes' if ratio >= need else '**no**'} |")
+    return out
 
 
 def others_cpu_share(path):
@@ -227,7 +280,7 @@ def main(argv):
                                f"{margin:+.0%} | {met} |")
                 else:
                     out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | | – |")
-    lines = ["\n".join(out + paired_table(folder))]
+    lines = ["\n".join(out + paired_table(folder) + bound_table(folder, g, layers_of))]
     small = sorted({w for (w, b, t) in g if w.startswith(TARGETS[2][0]) and b == "cpu-omp"})
     for w in small:
         threads = sorted(t for (ww, b, t) in g if ww == w and b == "cpu-omp")

@@ -1,7 +1,7 @@
 """bench/peers/perf_summary.py (what `make perf` prints): issue #18's targets from a
 results folder, each with its ratio, margin and verdict — met, thin (met by < 5%) or
 not met — the small MLP's 2-thread scaling, the large MLP's share of the sgemm rate,
-and env.json's GEMM record. Synthetic rows with known ratios, so every verdict is
+env.json's GEMM record, and each target's bound from env.json's ceilings. Synthetic rows with known ratios, so every verdict is
 asserted."""
 
 import csv
@@ -136,3 +136,28 @@ def test_paired_rounds_table_uses_the_median_of_per_round_ratios(tmp_path):
     assert "| 2 | 1 | 1.10× [1.10–1.10] (1 failed: round 2 torch-cpu: failed: diverged) | ≥ 1.2× | -8% | **no** |" \
         in text
     assert "| – | other-mlp | 1 | 0 | no round ran both (1 failed: round 1 cpu-omp: failed: x) | – | | – |" in text
+
+
+def test_bound_table_says_which_targets_no_implementation_could_meet_here(tmp_path):
+    # One core: FMA 100 GFLOP/s, triad 10 GB/s; two threads: 200 and 16.
+    small, lin = "mlp-784x256x256x10-60k", "linear-64x1-1M"
+    rows = [row(small, "cpu-omp", 1, 60_000, "784,256,256,10"), row(small, "torch-cpu", 1, 70_000, "784,256,256,10"),
+            row(small, "cpu-omp", 2, 100_000, "784,256,256,10"), row(small, "torch-cpu", 2, 100_000, "784,256,256,10"),
+            row(lin, "cpu-omp", 1, 20e6, "64,1"), row(lin, "torch-cpu", 1, 10e6, "64,1")]
+    env = {"ceilings": {"cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 200.0, "triad_gbs_1core": 10.0,
+                                "triad_gbs": 16.0, "threads": 2}}}
+    write_folder(tmp_path, rows, env=env)
+    text = summarize(tmp_path)
+    # Small MLP: 2*(784*256*2 + 256*256*3 + 256*10*3) = 1,211,392 FLOP per sample; one core's
+    # FMA bound 100e9 / 1,211,392 = 82,550 samples/s (its rows: 10e9 / 3,136 B = 3.19M), so the
+    # best ratio against 70,000 is 1.18x: 1.2x cannot be met here. Two threads: 165,099 / 100,000.
+    bound_rows = [l for l in text.splitlines() if l.startswith("| small MLP") and "1,211,392" in l]
+    assert bound_rows[0].endswith("| 1 | 1,211,392 | 3,136 | 82,550 / 3,188,776 | 73% | 70,000 | 1.18× | ≥ 1.2× "
+                                  "| **no** |"), bound_rows
+    assert bound_rows[1].endswith("| 2 | 1,211,392 | 3,136 | 165,099 / 5,102,041 | 61% | 100,000 | 1.65× | ≥ 1.2× "
+                                  "| yes |"), bound_rows
+    # Linear 64->1: 256 FLOP and 256 B per sample: memory bounds it (10e9 / 256 = 39.1M
+    # samples/s, FMA 391M): 3.91x against 10M, short of 4x.
+    assert "| 1 | 256 | 256 | 390,625,000 / 39,062,500 | 51% | 10,000,000 | 3.91× | ≥ 4× | **no** |" in text
+    write_folder(tmp_path, rows, env={"cpu_gemm": None})
+    assert "Bound: env.json has no CPU ceilings" in summarize(tmp_path)
