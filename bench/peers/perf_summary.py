@@ -14,10 +14,11 @@ A target counts as met when the ratio reaches it; the margin column says by how 
 (ratio / target - 1): a margin under 5% is marked thin, since the next CPU or a noisy
 minute can take it away.
 
-Bound: for each target row, the best ratio any implementation could reach here:
-min(FMA ceiling x 1e9 / GEMM FLOPs per sample, triad bandwidth x 1e9 / 4·D input bytes
-per sample) / torch-cpu samples/s, the ceilings from env.json (measured in the same
-run, 1 thread or all). A target above it is out of reach on this CPU.
+Bound: for each target row, the best ratio an implementation could reach here:
+min(FMA ceiling x 1e9 / GEMM FLOPs per sample, triad bandwidth x 4/3 x 1e9 / 4·D input
+bytes per sample) / torch-cpu samples/s, the ceilings from env.json (measured in the
+same run, 1 thread or all). A target above the FMA bound is out of reach on this CPU;
+the memory part is an estimate (a read-only stream may beat triad's count by 4/3).
 
 cpu-omp's GEMM rate = samples/s x the step's GEMM FLOPs per sample (forward 2·in·out,
 dW 2·in·out, dA 2·in·out except for the first layer, summed over layers): every
@@ -77,51 +78,75 @@ def step_flops_per_sample(layers):
     return total
 
 
+# Triad's GB/s counts three arrays per element (two read, one written) and not the read
+# that allocates the written line, so a read-only stream may run up to 4/3 of it: the
+# memory bound below uses that, and is an estimate, not a ceiling.
+READ_OVER_TRIAD = 4 / 3
+
+
 def ceilings(folder):
-    """env.json's CPU ceilings measured in this run: {1: (FMA GFLOP/s, triad GB/s) of one
-    core, N: the same over all N threads}, or None (run with --no-ceilings / TB_CEILINGS=0)."""
+    """(ceilings, why): ceilings = {threads: (FMA GFLOP/s, triad GB/s)} for 1 thread and
+    for all of the machine's threads, from env.json's ceilings.cpu; or (None, why not)."""
     try:
         with open(os.path.join(folder, "env.json"), encoding="utf-8") as f:
-            c = json.load(f)["ceilings"]["cpu"]
-        out = {1: (float(c["fma_gflops_1core"]), float(c["triad_gbs_1core"]))}
-        out[int(c["threads"])] = (float(c["fma_gflops_all"]), float(c["triad_gbs"]))
-        return out
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+            c = json.load(f).get("ceilings")
+    except OSError:
+        return None, "no env.json in this folder"
+    except (ValueError, AttributeError):
+        return None, "env.json is not a JSON object"
+    if not isinstance(c, dict) or not isinstance(c.get("cpu"), dict):
+        why = c.get("omitted") if isinstance(c, dict) else None
+        return None, f"env.json has no CPU ceilings ({why or 'not measured: --no-ceilings or TB_CEILINGS=0'})"
+    cpu = c["cpu"]
+    try:
+        out = {1: (float(cpu["fma_gflops_1core"]), float(cpu["triad_gbs_1core"]))}
+        out[int(cpu["threads"])] = (float(cpu["fma_gflops_all"]), float(cpu["triad_gbs"]))
+    except (KeyError, TypeError, ValueError):
+        return None, "env.json's CPU ceilings are incomplete"
+    return out, ""
 
 
 def bound_table(folder, g, layers_of):
-    """Markdown lines: for each target row with a torch-cpu peer, the best ratio any
+    """Markdown lines: for each target row with a torch-cpu peer, the best ratio an
     implementation could reach on this machine -- its GEMMs at the FMA ceiling, or the
-    input rows read at the triad bandwidth, whichever bounds, with nothing else taking
-    time -- and whether that reaches the target. [] without ceilings in env.json."""
-    ceil = ceilings(folder)
+    input rows read at the estimated read bandwidth, whichever bounds, with nothing else
+    taking time -- and whether that reaches the target; or one line saying why not."""
+    ceil, why = ceilings(folder)
     if ceil is None:
-        return ["\nBound: env.json has no CPU ceilings (the run was made with --no-ceilings or TB_CEILINGS=0)."]
+        return [f"\nBound: none: {why}."]
     out = ["\nBound on this machine: the ratio cpu-omp would reach if the step's GEMMs ran at env.json's FMA "
-           "ceiling and its input rows were read at the triad bandwidth, with nothing else taking time "
-           "(best samples/s = min(ceiling GFLOP/s × 1e9 ÷ GEMM FLOP per sample, triad GB/s × 1e9 ÷ input bytes "
-           "per sample); best ratio = that ÷ torch-cpu's median samples/s). A target above its bound cannot be "
-           "met on this CPU by any implementation.\n",
+           "ceiling and its input rows were read at the estimated read bandwidth, with nothing else taking time "
+           "(best samples/s = min(FMA GFLOP/s × 1e9 ÷ GEMM FLOP per sample, triad GB/s × 4/3 × 1e9 ÷ input bytes "
+           "per sample); best ratio = that ÷ torch-cpu's median samples/s). A target above an FMA bound cannot be "
+           "met on this CPU by any implementation; the memory bound is an estimate (marked so where it decides).\n",
            "| target | workload | threads | GEMM FLOP per sample | input bytes per sample | best samples/s "
-           "(FMA / memory) | cpu-omp share of it | torch-cpu samples/s | best ratio | target | reachable |",
+           "(FMA / memory est.) | cpu-omp share of it | torch-cpu samples/s | best ratio | target | reachable |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for prefix, label, need in TARGETS:
         for w in sorted({w for (w, b, t) in g if w.startswith(prefix)}, key=natural_key):
             for t in sorted({t for (ww, b, t) in g if ww == w and b == "cpu-omp"}):
                 peer = g.get((w, "torch-cpu", t))
-                if not peer or t not in ceil or w not in layers_of:
+                if not peer or w not in layers_of:
+                    continue  # the first table says so
+                head = f"| {label} | {w} | {t} |"
+                if t not in ceil:
+                    have = " and ".join(str(k) for k in sorted(ceil))
+                    out.append(f"{head} no ceiling measured for {t} threads (env.json has {have}) | | | | | | | |")
                     continue
                 fma, triad = ceil[t]
                 flops = step_flops_per_sample(layers_of[w])
                 in_bytes = 4 * layers_of[w][0]
-                by_fma, by_mem = fma * 1e9 / flops, triad * 1e9 / in_bytes
+                if min(fma, triad, flops, in_bytes) <= 0:
+                    out.append(f"{head} no bound: a ceiling or the FLOP count is 0 | | | | | | | |")
+                    continue
+                by_fma, by_mem = fma * 1e9 / flops, triad * READ_OVER_TRIAD * 1e9 / in_bytes
                 best = min(by_fma, by_mem)
                 ratio = best / statistics.median(peer)
                 share = statistics.median(g[(w, "cpu-omp", t)]) / best
-                out.append(f"| {label} | {w} | {t} | {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | "
-                           f"{share:.0%} | {fmt(statistics.median(peer))} | {ratio:.2f}× | ≥ {need:g}× | "
-                           f"{'yes' if ratio >= need else '**no**'} |")
+                flag = " ⚠ above the bound" if share > 1 else ""
+                reach = "yes" if ratio >= need else "**no**" if by_fma <= by_mem else "**no** (memory estimate)"
+                out.append(f"{head} {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | {share:.0%}{flag} | "
+                           f"{fmt(statistics.median(peer))} | {ratio:.2f}× | ≥ {need:g}× | {reach} |")
     return out
 
 
