@@ -43,6 +43,8 @@ import os
 import statistics
 import sys
 
+from json_out import write_text
+
 TARGETS = [  # (workload prefix, label, required ratio vs torch-cpu)
     ("linear-64x1-", "small linear 64->1", 4.0),
     ("linear-1024x", "linear 1024->O", 2.0),
@@ -272,11 +274,16 @@ def main(argv):
         return 2
     # sgemm measured before and after the suite: the faster one is the machine's
     # rate (a busy moment only ever slows a measurement down).
-    sgemm = None
+    sgemm, unreadable = None, []
     for name in sorted(os.listdir(folder)):
         if name.startswith("sgemm") and name.endswith(".json"):
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                m = json.load(f)
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    m = json.load(f)
+                float(m["step_gflop_per_s"])
+            except (OSError, ValueError, KeyError, TypeError):
+                unreadable.append(name)  # e.g. cut short by a full disk: said below, not fatal
+                continue
             m["file"] = name
             if sgemm is None or m["step_gflop_per_s"] > sgemm["step_gflop_per_s"]:
                 sgemm = m
@@ -331,7 +338,9 @@ def main(argv):
             f"{sgemm['step_gflop_per_s']:.1f} GFLOP/s ({sgemm['file']}: {sgemm['threads']} threads, "
             f"{sgemm['blas_library']}, core {sgemm['openblas_core']}) = {share:.1%} {share_target(share)}.")
     elif big:
-        lines.append("\nLarge MLP GEMM rate: no sgemm*.json in this folder (run bench/peers/sgemm_rate.py).")
+        lines.append("\nLarge MLP GEMM rate: no readable sgemm*.json in this folder (run bench/peers/sgemm_rate.py).")
+    if unreadable:
+        lines.append(f"\nUnreadable, left out: {', '.join(unreadable)}.")
     vs = gemm_vs_blas(folder)
     if vs:
         lines.append(vs)
@@ -353,8 +362,11 @@ def main(argv):
                      " / ".join(" ".join(l) for l in loads))
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    with open(os.path.join(folder, "perf_summary.md"), "w", encoding="utf-8") as f:
-        f.write(text)
+    try:
+        write_text(os.path.join(folder, "perf_summary.md"), text)
+    except OSError as e:  # a full disk: the previous perf_summary.md, if any, stays whole
+        print(f"perf_summary.py: {folder}/perf_summary.md not written: {e.strerror}", file=sys.stderr)
+        return 1
     return 0
 
 

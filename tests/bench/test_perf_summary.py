@@ -174,3 +174,27 @@ def test_bound_table_says_which_targets_no_implementation_could_meet_here(tmp_pa
         summarize(tmp_path)
     os.remove(tmp_path / "env.json")
     assert "Bound: none: no env.json in this folder." in summarize(tmp_path)
+
+
+def test_an_unreadable_sgemm_file_is_said_and_a_failed_write_keeps_the_old_summary(tmp_path, monkeypatch, capsys):
+    big = "mlp-1024x4096x4096x4096x1000-8k"
+    rows = [row(big, "cpu-omp", 2, 1000, "1024,4096,4096,4096,1000"),
+            row(big, "torch-cpu", 2, 1000, "1024,4096,4096,4096,1000")]
+    write_folder(tmp_path, rows)
+    (tmp_path / "sgemm-before.json").write_text("")  # cut short, e.g. by a full disk
+    text = summarize(tmp_path)
+    assert "no readable sgemm*.json in this folder" in text
+    assert "Unreadable, left out: sgemm-before.json." in text
+    # The summary is written whole or not at all: a write that fails (a full disk)
+    # leaves the previous perf_summary.md as it was, no temporary file, and exit 1.
+    monkeypatch.syspath_prepend(os.path.dirname(SCRIPT))
+    import json_out  # noqa: PLC0415
+    import perf_summary  # noqa: PLC0415
+
+    def no_space(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(json_out.os, "replace", no_space)
+    assert perf_summary.main(["perf_summary.py", str(tmp_path)]) == 1
+    assert "perf_summary.md not written: No space left on device" in capsys.readouterr().err
+    assert (tmp_path / "perf_summary.md").read_text(encoding="utf-8") == text
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp." in p.name) == []
