@@ -39,6 +39,7 @@ writes RESULTS_DIR/perf_summary.md)
 
 import csv
 import json
+import math
 import os
 import statistics
 import sys
@@ -138,8 +139,8 @@ def bound_table(folder, g, layers_of):
                 fma, triad = ceil[t]
                 flops = step_flops_per_sample(layers_of[w])
                 in_bytes = 4 * layers_of[w][0]
-                if min(fma, triad, flops, in_bytes) <= 0:
-                    out.append(f"{head} no bound: a ceiling or the FLOP count is 0 | | | | | | | |")
+                if not all(math.isfinite(v) and v > 0 for v in (fma, triad, flops, in_bytes)):
+                    out.append(f"{head} no bound: a ceiling or the FLOP count is not a positive number | | | | | | | |")
                     continue
                 by_fma, by_mem = fma * 1e9 / flops, triad * READ_OVER_TRIAD * 1e9 / in_bytes
                 best = min(by_fma, by_mem)

@@ -166,7 +166,10 @@ def test_bound_table_says_which_targets_no_implementation_could_meet_here(tmp_pa
     assert "| 4 | no ceiling measured for 4 threads (env.json has 1 and 2) |" in text
     env["ceilings"]["cpu"]["fma_gflops_1core"] = 0.0  # a failed measurement: a row says so, no crash
     write_folder(tmp_path, rows, env=env)
-    assert "| 1 | no bound: a ceiling or the FLOP count is 0 |" in summarize(tmp_path)
+    assert "| 1 | no bound: a ceiling or the FLOP count is not a positive number |" in summarize(tmp_path)
+    env["ceilings"]["cpu"]["fma_gflops_1core"] = "nan"
+    write_folder(tmp_path, rows, env=env)
+    assert "| 1 | no bound: a ceiling or the FLOP count is not a positive number |" in summarize(tmp_path)
     write_folder(tmp_path, rows, env={"ceilings": {"omitted": "--no-ceilings"}})
     assert "Bound: none: env.json has no CPU ceilings (--no-ceilings)." in summarize(tmp_path)
     write_folder(tmp_path, rows, env={"cpu_gemm": None})
