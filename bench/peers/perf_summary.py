@@ -126,30 +126,30 @@ def bound_table(folder, g, layers_of):
            "(FMA / memory est.) | cpu-omp share of it | torch-cpu samples/s | best ratio | target | reachable |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for prefix, label, need in TARGETS:
-        for w in sorted({w for (w, b, t) in g if w.startswith(prefix)}, key=natural_key):
-            for t in sorted({t for (ww, b, t) in g if ww == w and b == "cpu-omp"}):
-                peer = g.get((w, "torch-cpu", t))
-                if not peer or w not in layers_of:
-                    continue  # the first table says so
-                head = f"| {label} | {w} | {t} |"
-                if t not in ceil:
-                    have = " and ".join(str(k) for k in sorted(ceil))
-                    out.append(f"{head} no ceiling measured for {t} threads (env.json has {have}) | | | | | | | |")
-                    continue
-                fma, triad = ceil[t]
-                flops = step_flops_per_sample(layers_of[w])
-                in_bytes = 4 * layers_of[w][0]
-                if not all(math.isfinite(v) and v > 0 for v in (fma, triad, flops, in_bytes)):
-                    out.append(f"{head} no bound: a ceiling or the FLOP count is not a positive number | | | | | | | |")
-                    continue
-                by_fma, by_mem = fma * 1e9 / flops, triad * READ_OVER_TRIAD * 1e9 / in_bytes
-                best = min(by_fma, by_mem)
-                ratio = best / statistics.median(peer)
-                share = statistics.median(g[(w, "cpu-omp", t)]) / best
-                flag = " ⚠ above the bound" if share > 1 else ""
-                reach = "yes" if ratio >= need else "**no**" if by_fma <= by_mem else "**no** (memory estimate)"
-                out.append(f"{head} {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | {share:.0%}{flag} | "
-                           f"{fmt(statistics.median(peer))} | {ratio:.2f}× | ≥ {need:g}× | {reach} |")
+        for w, t in cpu_omp_rows(g, prefix):
+            peer = g.get((w, "torch-cpu", t))
+            if not peer or w not in layers_of:
+                continue  # the first table says so
+            head = f"| {label} | {w} | {t} |"
+            if t not in ceil:
+                have = " and ".join(str(k) for k in sorted(ceil))
+                out.append(f"{head} no ceiling measured for {t} threads (env.json has {have}) | | | | | | | |")
+                continue
+            fma, triad = ceil[t]
+            flops = step_flops_per_sample(layers_of[w])
+            in_bytes = 4 * layers_of[w][0]
+            if not all(math.isfinite(v) and v > 0 for v in (fma, triad, flops, in_bytes)):
+                out.append(f"{head} no bound: a ceiling or the FLOP count is not a positive number | | | | | | | |")
+                continue
+            by_fma, by_mem = fma * 1e9 / flops, triad * READ_OVER_TRIAD * 1e9 / in_bytes
+            best = min(by_fma, by_mem)
+            p_med = statistics.median(peer)
+            ratio = best / p_med
+            share = statistics.median(g[(w, "cpu-omp", t)]) / best
+            flag = " ⚠ above the bound" if share > 1 else ""
+            reach = "yes" if ratio >= need else "**no**" if by_fma <= by_mem else "**no** (memory estimate)"
+            out.append(f"{head} {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | {share:.0%}{flag} | "
+                       f"{fmt(p_med)} | {ratio:.2f}× | ≥ {need:g}× | {reach} |")
     return out
 
 
@@ -258,6 +258,14 @@ def groups(rows):
     return g
 
 
+def cpu_omp_rows(g, prefix):
+    """(workload, threads) of every cpu-omp group whose workload starts with prefix, in
+    table order: workloads by their numbers, then threads."""
+    for w in sorted({w for (w, b, t) in g if w.startswith(prefix)}, key=natural_key):
+        for t in sorted({t for (ww, b, t) in g if ww == w and b == "cpu-omp"}):
+            yield w, t
+
+
 def fmt(v):
     return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
@@ -294,25 +302,23 @@ def main(argv):
            "torch-cpu samples/s median [min–max] | ratio | target | margin | met |",
            "|---|---|---|---|---|---|---|---|---|"]
     for prefix, label, need in TARGETS:
-        workloads = sorted({w for (w, b, t) in g if w.startswith(prefix)}, key=natural_key)
-        if not workloads:
+        if not any(w.startswith(prefix) for (w, b, t) in g):
             out.append(f"| {label} | – | – | not run | | | ≥ {need:g}× | | – |")
             continue
-        for w in workloads:
-            for t in sorted({t for (ww, b, t) in g if ww == w and b == "cpu-omp"}):
-                ours = g.get((w, "cpu-omp", t), [])
-                peer = g.get((w, "torch-cpu", t), [])
-                o_med = statistics.median(ours)
-                cell_o = f"{fmt(o_med)} [{fmt(min(ours))}–{fmt(max(ours))}]"
-                if peer:
-                    p_med = statistics.median(peer)
-                    ratio = o_med / p_med
-                    cell_p = f"{fmt(p_med)} [{fmt(min(peer))}–{fmt(max(peer))}]"
-                    met, margin = verdict(ratio, need)
-                    out.append(f"| {label} | {w} | {t} | {cell_o} | {cell_p} | {ratio:.2f}× | ≥ {need:g}× | "
-                               f"{margin:+.0%} | {met} |")
-                else:
-                    out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | | – |")
+        for w, t in cpu_omp_rows(g, prefix):
+            ours = g.get((w, "cpu-omp", t), [])
+            peer = g.get((w, "torch-cpu", t), [])
+            o_med = statistics.median(ours)
+            cell_o = f"{fmt(o_med)} [{fmt(min(ours))}–{fmt(max(ours))}]"
+            if peer:
+                p_med = statistics.median(peer)
+                ratio = o_med / p_med
+                cell_p = f"{fmt(p_med)} [{fmt(min(peer))}–{fmt(max(peer))}]"
+                met, margin = verdict(ratio, need)
+                out.append(f"| {label} | {w} | {t} | {cell_o} | {cell_p} | {ratio:.2f}× | ≥ {need:g}× | "
+                           f"{margin:+.0%} | {met} |")
+            else:
+                out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | | – |")
     lines = ["\n".join(out + paired_table(folder) + bound_table(folder, g, layers_of))]
     small = sorted({w for (w, b, t) in g if w.startswith(TARGETS[2][0]) and b == "cpu-omp"})
     for w in small:
