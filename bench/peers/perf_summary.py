@@ -12,7 +12,8 @@ cpu-omp's GEMM rate against the machine's sgemm rate measured in the same run.
 
 A target counts as met when the ratio reaches it; the margin column says by how much
 (ratio / target - 1): a margin under 5% is marked thin, since the next CPU or a noisy
-minute can take it away.
+minute can take it away. A figure next to its target gets the decimals that keep it on
+its verdict's side (1.049x and -0.1% for a miss, never 1.05x and -0%).
 
 Bound: for each target row, the best ratio an implementation could reach here:
 min(FMA ceiling x 1e9 / GEMM FLOPs per sample, triad bandwidth x 4/3 x 1e9 / 4·D input
@@ -58,6 +59,33 @@ THIN_MARGIN = 0.05       # a target met by less than this is marked thin
 OTHERS_MAX = 0.05  # other processes' share of the CPUs above which a run is flagged
 
 
+def decimals(value, thresholds, scale, digits):
+    """The fewest decimals, from `digits` up, with which value x scale rounded lies on the
+    same side of every threshold as value does: a shown figure never contradicts its
+    verdict (1.0488 against >= 1.05 reads 1.049x, not 1.05x; a 0.1% miss not '-0%')."""
+    for d in range(digits, digits + 5):
+        shown = round(value * scale, d)
+        if all((shown >= round(t * scale, 9)) == (value >= t) for t in thresholds):
+            return d
+    return digits + 4
+
+
+def ratio_text(ratio, need):
+    """'1.23×', with more decimals where two would round across the target or the thin mark."""
+    return f"{ratio:.{decimals(ratio, (need, need * (1 + THIN_MARGIN)), 1, 2)}f}×"
+
+
+def share_text(share):
+    """A GEMM rate share as '96.3%', with more decimals where one would round across the target."""
+    return f"{share:.{decimals(share, (SGEMM_SHARE, SGEMM_SHARE * (1 + THIN_MARGIN)), 100, 1)}%}"
+
+
+def margin_text(margin):
+    """'+8%' or '-25%'; under a percent (or next to the thin mark) with the decimals that keep
+    its sign and side visible."""
+    return f"{margin:+.{decimals(margin, (0.0, THIN_MARGIN), 100, 0)}%}"
+
+
 def verdict(ratio, need):
     """'yes', 'yes (thin)' or '**no**', and the margin ratio / need - 1."""
     margin = ratio / need - 1
@@ -69,7 +97,8 @@ def verdict(ratio, need):
 def share_target(share):
     """'(target ≥ 100%; margin +x%: met)' for a GEMM rate share against SGEMM_SHARE."""
     met, margin = verdict(share, SGEMM_SHARE)
-    return (f"(target ≥ {SGEMM_SHARE:.0%}; margin {margin:+.0%}: {'met' if share >= SGEMM_SHARE else 'NOT met'}"
+    return (f"(target ≥ {SGEMM_SHARE:.0%}; margin {margin_text(margin)}: "
+            f"{'met' if share >= SGEMM_SHARE else 'NOT met'}"
             f"{' (thin)' if met == 'yes (thin)' else ''})")
 
 
@@ -148,8 +177,9 @@ def bound_table(folder, g, layers_of):
             share = statistics.median(g[(w, "cpu-omp", t)]) / best
             flag = " ⚠ above the bound" if share > 1 else ""
             reach = "yes" if ratio >= need else "**no**" if by_fma <= by_mem else "**no** (memory estimate)"
+            shown = f"{ratio:.{decimals(ratio, (need,), 1, 2)}f}×"  # never rounded across the target
             out.append(f"{head} {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | {share:.0%}{flag} | "
-                       f"{fmt(p_med)} | {ratio:.2f}× | ≥ {need:g}× | {reach} |")
+                       f"{fmt(p_med)} | {shown} | ≥ {need:g}× | {reach} |")
     return out
 
 
@@ -211,7 +241,7 @@ def gemm_vs_blas(folder):
         return None
     return (f"\nLarge MLP GEMMs alone, cpu-omp's against {os.path.basename(lib)} (core {core}), alternating in one "
             f"process (tb_gemm_vs_blas, {threads} threads, median of {reps}): {ours:.1f} ÷ {blas:.1f} GFLOP/s = "
-            f"{share:.1%} [per GEMM {min(per):.0%}–{max(per):.0%}] {share_target(share)}."
+            f"{share_text(share)} [per GEMM {min(per):.0%}–{max(per):.0%}] {share_target(share)}."
             + ("" if checked else " WARNING: a result failed its check (see the tool's output)."))
 
 
@@ -239,13 +269,13 @@ def paired_table(folder):
             out.append(f"| {label} | {p['workload']} | {p['threads']} | 0 | no round ran both{failed} | "
                        f"{'–' if need is None else f'≥ {need:g}×'} | | – |")
             continue
-        cell = f"{med:.2f}× [{min(ratios):.2f}–{max(ratios):.2f}]{failed}"
+        cell = f"{ratio_text(med, need) if need else f'{med:.2f}×'} [{min(ratios):.2f}–{max(ratios):.2f}]{failed}"
         if need is None:
             out.append(f"| {label} | {p['workload']} | {p['threads']} | {len(ratios)} | {cell} | – | | – |")
             continue
         met, margin = verdict(med, need)
         out.append(f"| {label} | {p['workload']} | {p['threads']} | {len(ratios)} | {cell} | ≥ {need:g}× | "
-                   f"{margin:+.0%} | {met} |")
+                   f"{margin_text(margin)} | {met} |")
     return out
 
 
@@ -315,8 +345,8 @@ def main(argv):
                 ratio = o_med / p_med
                 cell_p = f"{fmt(p_med)} [{fmt(min(peer))}–{fmt(max(peer))}]"
                 met, margin = verdict(ratio, need)
-                out.append(f"| {label} | {w} | {t} | {cell_o} | {cell_p} | {ratio:.2f}× | ≥ {need:g}× | "
-                           f"{margin:+.0%} | {met} |")
+                out.append(f"| {label} | {w} | {t} | {cell_o} | {cell_p} | {ratio_text(ratio, need)} | "
+                           f"≥ {need:g}× | {margin_text(margin)} | {met} |")
             else:
                 out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | | – |")
     lines = ["\n".join(out + paired_table(folder) + bound_table(folder, g, layers_of))]
@@ -329,7 +359,8 @@ def main(argv):
         one, two = statistics.median(g[(w, "cpu-omp", 1)]), statistics.median(g[(w, "cpu-omp", 2)])
         met, margin = verdict(two / one, SMALL_MLP_SCALING)
         lines.append(f"\nSmall MLP scaling ({w}): cpu-omp 2 threads ÷ 1 thread = {fmt(two)} ÷ {fmt(one)} = "
-                     f"{two / one:.2f}× (target ≥ {SMALL_MLP_SCALING:g}× on a 2-core machine; margin {margin:+.0%}: "
+                     f"{ratio_text(two / one, SMALL_MLP_SCALING)} (target ≥ {SMALL_MLP_SCALING:g}× on a 2-core "
+                     f"machine; margin {margin_text(margin)}: "
                      f"{met.replace('**', '')}).")
     big = [w for (w, b, t) in g if w.startswith(TARGETS[3][0]) and b == "cpu-omp"]
     if big and sgemm:
@@ -343,7 +374,7 @@ def main(argv):
             f"\nLarge MLP GEMM rate: cpu-omp {statistics.median(rate):.1f} GFLOP/s [{min(rate):.1f}–{max(rate):.1f}] "
             f"({t} threads; {flops / 1e6:.1f} MFLOP per sample) against the sgemm rate "
             f"{sgemm['step_gflop_per_s']:.1f} GFLOP/s ({sgemm['file']}: {sgemm['threads']} threads, "
-            f"{sgemm['blas_library']}, core {sgemm['openblas_core']}) = {share:.1%} {share_target(share)}.")
+            f"{sgemm['blas_library']}, core {sgemm['openblas_core']}) = {share_text(share)} {share_target(share)}.")
     elif big:
         lines.append("\nLarge MLP GEMM rate: no readable sgemm*.json in this folder (run bench/peers/sgemm_rate.py).")
     if unreadable:

@@ -201,3 +201,25 @@ def test_an_unreadable_sgemm_file_is_said_and_a_failed_write_keeps_the_old_summa
     assert "perf_summary.md not written: No space left on device" in capsys.readouterr().err
     assert (tmp_path / "perf_summary.md").read_text(encoding="utf-8") == text
     assert sorted(p.name for p in tmp_path.iterdir() if ".tmp." in p.name) == []
+
+
+def test_a_figure_next_to_its_target_is_never_rounded_onto_the_other_side(tmp_path):
+    # 1.0488 against >= 1.05 printed as "1.05x, -0%, no" read as met; 0.9996 of the sgemm
+    # rate as "100.0%, NOT met"; a 4.96% margin as "+5%" beside "thin" (thin is < 5%).
+    small, big = "mlp-784x256x256x10-60k", "mlp-1024x4096x4096x4096x1000-8k"
+    rows = [row(small, "cpu-omp", 1, 125.95, "784,256,256,10"), row(small, "torch-cpu", 1, 100, "784,256,256,10"),
+            row(small, "cpu-omp", 2, 120, "784,256,256,10"), row(small, "torch-cpu", 2, 100, "784,256,256,10"),
+            row(big, "cpu-omp", 2, 1000, "1024,4096,4096,4096,1000"),
+            row(big, "torch-cpu", 2, 1000, "1024,4096,4096,4096,1000")]
+    flops = 242_679_808  # 2·(1024·4096 + 3·4096·4096 + 3·4096·1000): forward, dW, and dA past layer 1
+    sgemm = {"step_gflop_per_s": 1000 * flops / 1e9 / 0.9996, "threads": 2, "blas_library": "libopenblas.so",
+             "openblas_core": "Haswell"}
+    write_folder(tmp_path, rows, sgemm)
+    doc = {"rounds": 3, "pairs": [{"workload": big, "threads": 2, "ratios": [1.0, 1.0488, 1.09],
+                                   "median_ratio": 1.0488, "failures": []}]}
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert line_of(text, small, 1)[6:10] == ["1.2595×", "≥ 1.2×", "+4.96%", "yes (thin)"]
+    assert line_of(text, small, 2)[6:10] == ["1.20×", "≥ 1.2×", "+0%", "yes (thin)"]  # exactly met stays short
+    assert "| 2 | 3 | 1.049× [1.00–1.09] | ≥ 1.05× | -0.1% | **no** |" in text
+    assert "= 99.96% (target ≥ 100%; margin -0.04%: NOT met)." in text
