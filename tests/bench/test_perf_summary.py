@@ -223,3 +223,32 @@ def test_a_figure_next_to_its_target_is_never_rounded_onto_the_other_side(tmp_pa
     assert line_of(text, small, 2)[6:10] == ["1.20×", "≥ 1.2×", "+0%", "yes (thin)"]  # exactly met stays short
     assert "| 2 | 3 | 1.049× [1.00–1.09] | ≥ 1.05× | -0.1% | **no** |" in text
     assert "= 99.96% (target ≥ 100%; margin -0.04%: NOT met)." in text
+
+
+def test_a_ceiling_below_a_gemm_rate_measured_in_the_same_run_is_raised_to_it(tmp_path):
+    # env.json's 2-thread FMA trials (~40 ms) caught a slow moment: 150 GFLOP/s, while
+    # gemm-vs-blas.json timed the BLAS at 180 and cpu-omp's training ran its GEMMs at
+    # 100,000 x 1,211,392 = 121 GFLOP/s. The bound must use 180, not report cpu-omp
+    # "above the bound"; the 1-thread ceiling (100, above every 1-thread rate) stays.
+    small = "mlp-784x256x256x10-60k"
+    rows = [row(small, "cpu-omp", 1, 60_000, "784,256,256,10"), row(small, "torch-cpu", 1, 70_000, "784,256,256,10"),
+            row(small, "cpu-omp", 2, 100_000, "784,256,256,10"), row(small, "torch-cpu", 2, 100_000, "784,256,256,10")]
+    env = {"ceilings": {"cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 150.0, "triad_gbs_1core": 10.0,
+                                "triad_gbs": 16.0, "threads": 2}}}
+    write_folder(tmp_path, rows, env=env)
+    vs = {"step_ours_over_blas": 0.9, "step_ours_gflop_per_s": 160.0, "step_blas_gflop_per_s": 170.0,
+          "blas_library": "libopenblas.so", "openblas_core": "Haswell", "threads": 2, "reps": 3,
+          "results_checked": True,
+          "gemms": [{"layer": 2, "gemm": "dA", "ours_gflop_per_s": 160.0, "blas_gflop_per_s": 180.0,
+                     "ours_over_blas": 0.89}]}
+    (tmp_path / "gemm-vs-blas.json").write_text(json.dumps(vs))
+    text = summarize(tmp_path)
+    # 180e9 / 1,211,392 = 148,589 samples/s: 1.49x against 100,000; cpu-omp at 67% of it.
+    assert "| 2 | 1,211,392 | 3,136 | 148,589 / 6,802,721 | 67% | 100,000 | 1.49× | ≥ 1.2× | yes |" in text
+    assert ("FMA ceiling at 2 threads raised from env.json's 150.0 to 180.0 GFLOP/s, the rate of gemm-vs-blas.json, "
+            "layer 2 dA, the BLAS's in this run") in text
+    assert "| 1 | 1,211,392 | 3,136 | 82,550 / 4,251,701 | 73% | 70,000 | 1.18× | ≥ 1.2× | **no** |" in text
+    assert "at 1 thread raised" not in text
+    vs["gemms"][0].update(ours_gflop_per_s=140.0, blas_gflop_per_s=149.0)  # below the ceiling: nothing raised
+    (tmp_path / "gemm-vs-blas.json").write_text(json.dumps(vs))
+    assert "raised" not in summarize(tmp_path)
