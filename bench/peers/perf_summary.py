@@ -58,6 +58,7 @@ TARGETS = [  # (workload prefix, label, required ratio vs torch-cpu)
 SMALL_MLP_SCALING = 1.7  # cpu-omp 2 threads / 1 thread, on a machine whose "all" is 2 threads
 SGEMM_SHARE = 1.0
 THIN_MARGIN = 0.05       # a target met by less than this is marked thin
+RAISE_WARN = 0.15        # an FMA ceiling this far below a measured GEMM rate is called wrong
 OTHERS_MAX = 0.05  # other processes' share of the CPUs above which a run is flagged
 
 
@@ -65,11 +66,11 @@ def decimals(value, thresholds, scale, digits):
     """The fewest decimals, from `digits` up, with which value x scale rounded lies on the
     same side of every threshold as value does: a shown figure never contradicts its
     verdict (1.0488 against >= 1.05 reads 1.049x, not 1.05x; a 0.1% miss not '-0%')."""
-    for d in range(digits, digits + 5):
+    for d in range(digits, 17):  # a float has at most 17 significant digits
         shown = round(value * scale, d)
         if all((shown >= round(t * scale, 9)) == (value >= t) for t in thresholds):
             return d
-    return digits + 4
+    return 16
 
 
 def ratio_text(ratio, need):
@@ -91,7 +92,7 @@ def margin_text(margin):
 def verdict(ratio, need):
     """'yes', 'yes (thin)' or '**no**', and the margin ratio / need - 1."""
     margin = ratio / need - 1
-    if ratio < need:
+    if not ratio >= need:  # NaN included
         return "**no**", margin
     return ("yes (thin)" if margin < THIN_MARGIN else "yes"), margin
 
@@ -135,44 +136,54 @@ def ceilings(folder):
     try:
         out = {1: (float(cpu["fma_gflops_1core"]), float(cpu["triad_gbs_1core"]))}
         out[int(cpu["threads"])] = (float(cpu["fma_gflops_all"]), float(cpu["triad_gbs"]))
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None, "env.json's CPU ceilings are incomplete"
     return out, ""
 
 
-def measured_gemm_rates(folder, g, layers_of):
+def measured_gemm_rates(folder):
     """{threads: (GFLOP/s, where)}: the fastest GEMM rate this folder measured at each
     thread count -- per-GEMM medians of gemm-vs-blas.json (ours and the BLAS's) and of
     sgemm*.json, and cpu-omp's training (median samples/s x GEMM FLOPs per sample). No
-    FMA ceiling can be below it: one that is caught a slow moment of its short trials."""
+    FMA ceiling can be below it: one that is caught a slow moment of its short trials.
+    Only files the rest of the summary uses count (gemm-vs-blas.json with its results
+    checked, sgemm files with a step rate); cpu-omp's training does not, so that its
+    row can still be flagged above the bound."""
     best = {}
 
     def see(threads, rate, where):
+        if isinstance(threads, bool) or isinstance(rate, bool):
+            return
         try:
-            t, r = int(threads), float(rate)
-        except (TypeError, ValueError):
+            r = float(rate)
+            if float(threads) != int(threads) or int(threads) < 1:
+                return
+            t = int(threads)
+        except (TypeError, ValueError, OverflowError):
             return
         if math.isfinite(r) and r > best.get(t, (0.0, ""))[0]:
             best[t] = (r, where)
 
     for name in sorted(os.listdir(folder)):
-        if not (name == "gemm-vs-blas.json" or (name.startswith("sgemm") and name.endswith(".json"))):
+        if name == "gemm-vs-blas.json":
+            if gemm_vs_blas(folder) is None or "WARNING" in gemm_vs_blas(folder):
+                continue  # unreadable, or a result failed its check: no rate to trust
+            rates = (("ours_gflop_per_s", "cpu-omp's GEMM"), ("blas_gflop_per_s", "the BLAS's GEMM"))
+        elif name.startswith("sgemm") and name.endswith(".json"):
+            rates = (("gflop_per_s", "the BLAS's GEMM"),)
+        else:
             continue
         try:
             with open(os.path.join(folder, name), encoding="utf-8") as f:
                 doc = json.load(f)
+            if not rates[0][0].startswith("ours"):
+                float(doc["step_gflop_per_s"])  # as main() reads it: a file it left out adds nothing
             for gm in doc.get("gemms") or []:
-                where = f"{name}, layer {gm.get('layer')} {gm.get('gemm')}"
-                if name == "gemm-vs-blas.json":
-                    see(doc.get("threads"), gm.get("ours_gflop_per_s"), where + ", cpu-omp's")
-                    see(doc.get("threads"), gm.get("blas_gflop_per_s"), where + ", the BLAS's")
-                else:
-                    see(doc.get("threads"), gm.get("gflop_per_s"), where)
-        except (OSError, ValueError, AttributeError, TypeError):
-            continue  # unreadable: said elsewhere
-    for (w, b, t), sps in g.items():
-        if b == "cpu-omp" and w in layers_of:
-            see(t, statistics.median(sps) * step_flops_per_sample(layers_of[w]) / 1e9, f"cpu-omp's training, {w}")
+                for key, who in rates:
+                    see(doc.get("threads"), gm.get(key),
+                        f"{who} at layer {gm.get('layer', '?')} {gm.get('gemm', '?')} ({name})")
+        except (OSError, ValueError, AttributeError, TypeError, KeyError, OverflowError, RecursionError):
+            continue  # unreadable: main() says so for sgemm files, gemm_vs_blas() prints nothing
     return best
 
 
@@ -184,19 +195,25 @@ def bound_table(folder, g, layers_of):
     ceil, why = ceilings(folder)
     if ceil is None:
         return [f"\nBound: none: {why}."]
-    raised = []
-    for t, (rate, where) in sorted(measured_gemm_rates(folder, g, layers_of).items()):
+    raised = {}  # threads -> the line saying so
+    for t, (rate, where) in sorted(measured_gemm_rates(folder).items()):
         if t in ceil and math.isfinite(ceil[t][0]) and 0 < ceil[t][0] < rate:  # not a failed (0, NaN) one
-            raised.append(f"\nFMA ceiling at {t} thread{'s' if t > 1 else ''} raised from env.json's "
-                          f"{ceil[t][0]:.1f} to {rate:.1f} GFLOP/s, the rate of {where} in this run: env.json's "
-                          "trials caught a slow moment, so the bounds at that thread count use the measured rate "
-                          "(still no higher than the real ceiling).")
+            up = rate / ceil[t][0] - 1
+            warn = (" WARNING: a gap this large suggests env.json's ceiling is wrong; re-run `make perf` on an "
+                    "idle machine." if up > RAISE_WARN else "")
+            raised[t] = (f"FMA ceiling at {t} thread{'s' if t > 1 else ''}: env.json measured "
+                         f"{ceil[t][0]:.1f} GFLOP/s, and {where} ran at {rate:.1f} GFLOP/s in this run, "
+                         f"{up:.1%} faster, so the ceiling's short trials caught a slow moment; the bounds at that "
+                         "thread count use the measured rate, itself only a lower estimate of the ceiling (a **no** "
+                         f"there is not proven).{warn}\n")
             ceil[t] = (rate, ceil[t][1])
-    out = ["\nBound on this machine: the ratio cpu-omp would reach if the step's GEMMs ran at env.json's FMA "
-           "ceiling and its input rows were read at the estimated read bandwidth, with nothing else taking time "
+    out = ["\nBound on this machine: the ratio cpu-omp would reach if the step's GEMMs ran at the FMA ceiling "
+           "(env.json's, or a faster GEMM rate measured in this run, said below) and its input rows were read at "
+           "the estimated read bandwidth, with nothing else taking time "
            "(best samples/s = min(FMA GFLOP/s × 1e9 ÷ GEMM FLOP per sample, triad GB/s × 4/3 × 1e9 ÷ input bytes "
            "per sample); best ratio = that ÷ torch-cpu's median samples/s). A target above an FMA bound cannot be "
            "met on this CPU by any implementation; the memory bound is an estimate (marked so where it decides).\n",
+           *raised.values(),
            "| target | workload | threads | GEMM FLOP per sample | input bytes per sample | best samples/s "
            "(FMA / memory est.) | cpu-omp share of it | torch-cpu samples/s | best ratio | target | reachable |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -222,11 +239,15 @@ def bound_table(folder, g, layers_of):
             ratio = best / p_med
             share = statistics.median(g[(w, "cpu-omp", t)]) / best
             flag = " ⚠ above the bound" if share > 1 else ""
-            reach = "yes" if ratio >= need else "**no**" if by_fma <= by_mem else "**no** (memory estimate)"
+            d = 0
+            while d < 6 and share > 1 and round(share * 100, d) <= 100:
+                d += 1  # 100.4% must not read "100% ⚠ above the bound"
+            reach = ("yes" if ratio >= need else "**no** (memory estimate)" if by_fma > by_mem
+                     else "**no** (raised ceiling: not proven)" if t in raised else "**no**")
             shown = f"{ratio:.{decimals(ratio, (need,), 1, 2)}f}×"  # never rounded across the target
-            out.append(f"{head} {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | {share:.0%}{flag} | "
+            out.append(f"{head} {flops:,} | {in_bytes:,} | {fmt(by_fma)} / {fmt(by_mem)} | {share:.{d}%}{flag} | "
                        f"{fmt(p_med)} | {shown} | ≥ {need:g}× | {reach} |")
-    return out + raised
+    return out
 
 
 def others_cpu_share(path):
@@ -306,11 +327,21 @@ def paired_table(folder):
            "| target | workload | threads | rounds | cpu-omp ÷ torch-cpu per round, median [min–max] | target | "
            "margin | met |",
            "|---|---|---|---|---|---|---|---|"]
-    for p in pairs:
-        target = next(((label, need) for prefix, label, need in TARGETS if p["workload"].startswith(prefix)), None)
+    for p in pairs if isinstance(pairs, list) else []:
+        try:
+            workload, threads = str(p["workload"]), int(p["threads"])
+            ratios = [float(r) for r in p.get("ratios") or []]
+            med = None if p.get("median_ratio") is None else float(p["median_ratio"])
+            failures = [str(f) for f in p.get("failures") or []]
+            if med is not None and not ratios:
+                raise ValueError("a median without rounds")
+        except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+            out.append("| – | unreadable entry in paired.json | | | | | | – |")
+            continue
+        p = {"workload": workload, "threads": threads}
+        target = next(((label, need) for prefix, label, need in TARGETS if workload.startswith(prefix)), None)
         label, need = target if target else ("–", None)
-        ratios, med = p.get("ratios") or [], p.get("median_ratio")
-        failed = f" ({len(p['failures'])} failed: {p['failures'][0]})" if p.get("failures") else ""
+        failed = f" ({len(failures)} failed: {failures[0]})" if failures else ""
         if med is None:
             out.append(f"| {label} | {p['workload']} | {p['threads']} | 0 | no round ran both{failed} | "
                        f"{'–' if need is None else f'≥ {need:g}×'} | | – |")
@@ -326,12 +357,22 @@ def paired_table(folder):
 
 
 def groups(rows):
-    g = {}
+    """{(workload, backend, threads): [samples/s]} over the ok rows, and how many ok rows
+    were left out for a rate or thread count that is not a positive number."""
+    g, bad = {}, 0
     for r in rows:
-        if r["status"] != "ok":
+        if r.get("status") != "ok":
             continue
-        g.setdefault((r["workload"], r["backend"], int(r["threads"])), []).append(float(r["samples_per_s"]))
-    return g
+        try:
+            t, sps = int(r["threads"]), float(r["samples_per_s"])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            bad += 1
+            continue
+        if t < 1 or not (math.isfinite(sps) and sps > 0):
+            bad += 1
+            continue
+        g.setdefault((r["workload"], r["backend"], t), []).append(sps)
+    return g, bad
 
 
 def cpu_omp_rows(g, prefix):
@@ -365,15 +406,22 @@ def main(argv):
             try:
                 with open(os.path.join(folder, name), encoding="utf-8") as f:
                     m = json.load(f)
-                float(m["step_gflop_per_s"])
-            except (OSError, ValueError, KeyError, TypeError):
+                m["step_gflop_per_s"] = float(m["step_gflop_per_s"])
+                if not (math.isfinite(m["step_gflop_per_s"]) and m["step_gflop_per_s"] > 0):
+                    raise ValueError("not a positive rate")
+            except (OSError, ValueError, KeyError, TypeError, OverflowError, RecursionError):
                 unreadable.append(name)  # e.g. cut short by a full disk: said below, not fatal
                 continue
             m["file"] = name
             if sgemm is None or m["step_gflop_per_s"] > sgemm["step_gflop_per_s"]:
                 sgemm = m
-    g = groups(rows)
-    layers_of = {r["workload"]: [int(v) for v in r["layers"].split(",")] for r in rows}
+    g, bad_rows = groups(rows)
+    layers_of = {}
+    for r in rows:
+        try:
+            layers_of[r["workload"]] = [int(v) for v in r["layers"].split(",")]
+        except (KeyError, AttributeError, ValueError):
+            pass  # no bound for that workload: its rows say so
     out = ["| target | workload | threads | cpu-omp samples/s median [min–max] | "
            "torch-cpu samples/s median [min–max] | ratio | target | margin | met |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -408,7 +456,7 @@ def main(argv):
                      f"{ratio_text(two / one, SMALL_MLP_SCALING)} (target ≥ {SMALL_MLP_SCALING:g}× on a 2-core "
                      f"machine; margin {margin_text(margin)}: "
                      f"{met.replace('**', '')}).")
-    big = [w for (w, b, t) in g if w.startswith(TARGETS[3][0]) and b == "cpu-omp"]
+    big = [w for (w, b, t) in g if w.startswith(TARGETS[3][0]) and b == "cpu-omp" and w in layers_of]
     if big and sgemm:
         w = big[0]
         t = max(tt for (ww, b, tt) in g if ww == w and b == "cpu-omp")
@@ -425,6 +473,9 @@ def main(argv):
         lines.append("\nLarge MLP GEMM rate: no readable sgemm*.json in this folder (run bench/peers/sgemm_rate.py).")
     if unreadable:
         lines.append(f"\nUnreadable, left out: {', '.join(unreadable)}.")
+    if bad_rows:
+        lines.append(f"\nLeft out: {bad_rows} ok row(s) of results.csv whose samples_per_s or threads is not a "
+                     "positive number.")
     vs = gemm_vs_blas(folder)
     if vs:
         lines.append(vs)
