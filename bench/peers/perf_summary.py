@@ -141,14 +141,24 @@ def ceilings(folder):
     return out, ""
 
 
+def read_sgemm(path):
+    """sgemm_rate.py's JSON with step_gflop_per_s as a positive float, or None when the
+    file is unreadable or has no such rate (e.g. cut short by a full disk)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+        m["step_gflop_per_s"] = float(m["step_gflop_per_s"])
+    except (OSError, ValueError, KeyError, TypeError, OverflowError, RecursionError):
+        return None
+    return m if math.isfinite(m["step_gflop_per_s"]) and m["step_gflop_per_s"] > 0 else None
+
+
 def measured_gemm_rates(folder):
     """{threads: (GFLOP/s, where)}: the fastest GEMM rate this folder measured at each
-    thread count -- per-GEMM medians of gemm-vs-blas.json (ours and the BLAS's) and of
-    sgemm*.json, and cpu-omp's training (median samples/s x GEMM FLOPs per sample). No
-    FMA ceiling can be below it: one that is caught a slow moment of its short trials.
-    Only files the rest of the summary uses count (gemm-vs-blas.json with its results
-    checked, sgemm files with a step rate); cpu-omp's training does not, so that its
-    row can still be flagged above the bound."""
+    thread count -- per-GEMM medians of gemm-vs-blas.json (ours and the BLAS's, when its
+    results passed their check) and of the sgemm*.json files main() reads. No FMA
+    ceiling can be below it: one that is caught a slow moment of its short trials.
+    cpu-omp's training is left out, so that its row can still be flagged above the bound."""
     best = {}
 
     def see(threads, rate, where):
@@ -165,25 +175,27 @@ def measured_gemm_rates(folder):
             best[t] = (r, where)
 
     for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
         if name == "gemm-vs-blas.json":
-            if gemm_vs_blas(folder) is None or "WARNING" in gemm_vs_blas(folder):
-                continue  # unreadable, or a result failed its check: no rate to trust
+            try:
+                with open(path, encoding="utf-8") as f:
+                    doc = json.load(f)
+            except (OSError, ValueError, RecursionError):
+                continue
+            if not isinstance(doc, dict) or doc.get("results_checked") is not True:
+                continue  # a result failed its check: no rate to trust
             rates = (("ours_gflop_per_s", "cpu-omp's GEMM"), ("blas_gflop_per_s", "the BLAS's GEMM"))
         elif name.startswith("sgemm") and name.endswith(".json"):
+            doc = read_sgemm(path)  # None for a file main() leaves out
             rates = (("gflop_per_s", "the BLAS's GEMM"),)
         else:
             continue
-        try:
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                doc = json.load(f)
-            if not rates[0][0].startswith("ours"):
-                float(doc["step_gflop_per_s"])  # as main() reads it: a file it left out adds nothing
-            for gm in doc.get("gemms") or []:
+        gemms = doc.get("gemms") if isinstance(doc, dict) else None
+        for gm in gemms if isinstance(gemms, list) else []:
+            if isinstance(gm, dict):
                 for key, who in rates:
                     see(doc.get("threads"), gm.get(key),
                         f"{who} at layer {gm.get('layer', '?')} {gm.get('gemm', '?')} ({name})")
-        except (OSError, ValueError, AttributeError, TypeError, KeyError, OverflowError, RecursionError):
-            continue  # unreadable: main() says so for sgemm files, gemm_vs_blas() prints nothing
     return best
 
 
@@ -338,20 +350,19 @@ def paired_table(folder):
         except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
             out.append("| – | unreadable entry in paired.json | | | | | | – |")
             continue
-        p = {"workload": workload, "threads": threads}
         target = next(((label, need) for prefix, label, need in TARGETS if workload.startswith(prefix)), None)
         label, need = target if target else ("–", None)
         failed = f" ({len(failures)} failed: {failures[0]})" if failures else ""
         if med is None:
-            out.append(f"| {label} | {p['workload']} | {p['threads']} | 0 | no round ran both{failed} | "
+            out.append(f"| {label} | {workload} | {threads} | 0 | no round ran both{failed} | "
                        f"{'–' if need is None else f'≥ {need:g}×'} | | – |")
             continue
         cell = f"{ratio_text(med, need) if need else f'{med:.2f}×'} [{min(ratios):.2f}–{max(ratios):.2f}]{failed}"
         if need is None:
-            out.append(f"| {label} | {p['workload']} | {p['threads']} | {len(ratios)} | {cell} | – | | – |")
+            out.append(f"| {label} | {workload} | {threads} | {len(ratios)} | {cell} | – | | – |")
             continue
         met, margin = verdict(med, need)
-        out.append(f"| {label} | {p['workload']} | {p['threads']} | {len(ratios)} | {cell} | ≥ {need:g}× | "
+        out.append(f"| {label} | {workload} | {threads} | {len(ratios)} | {cell} | ≥ {need:g}× | "
                    f"{margin_text(margin)} | {met} |")
     return out
 
@@ -403,13 +414,8 @@ def main(argv):
     sgemm, unreadable = None, []
     for name in sorted(os.listdir(folder)):
         if name.startswith("sgemm") and name.endswith(".json"):
-            try:
-                with open(os.path.join(folder, name), encoding="utf-8") as f:
-                    m = json.load(f)
-                m["step_gflop_per_s"] = float(m["step_gflop_per_s"])
-                if not (math.isfinite(m["step_gflop_per_s"]) and m["step_gflop_per_s"] > 0):
-                    raise ValueError("not a positive rate")
-            except (OSError, ValueError, KeyError, TypeError, OverflowError, RecursionError):
+            m = read_sgemm(os.path.join(folder, name))
+            if m is None:
                 unreadable.append(name)  # e.g. cut short by a full disk: said below, not fatal
                 continue
             m["file"] = name
