@@ -129,7 +129,7 @@ void CpuModel::backward(const float* x, int64_t count, const std::function<void(
 }
 
 bool CpuModel::has_fused_step() const {
-  return model_.num_layers() == 1 && data_.task == Task::kRegression && data_.o <= cpu::kLinearStepMaxOutputs;
+  return model_.num_layers() == 1 && data_.task == Task::kRegression;
 }
 
 double CpuModel::fused_step(const BatchView& b, int64_t count, int64_t global_rows) {

@@ -73,7 +73,7 @@ class CpuModel {
   // SGD on params() from grads() (velocity kept here).
   void update(const Sgd& sgd);
 
-  // Whether fused_step() applies: one linear layer, regression, at most 64 outputs.
+  // Whether fused_step() applies: one linear layer, regression (any output count).
   bool has_fused_step() const;
   // forward + loss(with_grad) + backward in one pass over the batch
   // (kernels/cpu/linear_step.h): the same gradients in grads(), acts not stored.

@@ -24,7 +24,10 @@
 namespace tb::cpu {
 namespace {
 
+using gemm_detail::ceil_div;
+using gemm_detail::kParallelMinMacs;
 using gemm_detail::Portable;
+using gemm_detail::round_up;
 #if defined(TB_GEMM_X86)
 using gemm_detail::Avx2;
 using gemm_detail::Avx512;
@@ -33,11 +36,6 @@ using gemm_detail::Avx512;
 // Rows of op(A) packed or addressed at once per K slice: 4096 x kc floats of pointers
 // and panels at most (6 MiB at kc = 384), shared by the team.
 constexpr int64_t kPackRows = 4096;
-// Below this many multiply-adds (m*n*k) one thread is faster than an OpenMP fork/join.
-constexpr int64_t kParallelMinMacs = int64_t{1} << 19;
-
-constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // Runs body(i) for i in [0, n), spread over the OpenMP team (static schedule) when
 // `parallel`, else inline on the calling thread: a parallel region with a false if()
@@ -266,24 +264,12 @@ class Driver {
     }
   }
 
-  // One micro-tile through the kernel variant that computes no more than it must: a
-  // third, two thirds or all of MR rows, one or both of the NR/2-column vectors.
+  // One micro-tile through the kernel variant that computes no more than it must.
   void tile(int64_t kc, const float* const* rows, const float* panel, const float* bpanel, float beta, float* c,
             int64_t mr, int64_t nr) const {
-    if (mr <= MR / 3) return tile_rows<MR / 3>(kc, rows, panel, bpanel, beta, c, mr, nr);
-    if (mr <= 2 * MR / 3) return tile_rows<2 * MR / 3>(kc, rows, panel, bpanel, beta, c, mr, nr);
-    tile_rows<MR>(kc, rows, panel, bpanel, beta, c, mr, nr);
-  }
-  template <int64_t R>
-  void tile_rows(int64_t kc, const float* const* rows, const float* panel, const float* bpanel, float beta, float* c,
-                 int64_t mr, int64_t nr) const {
-    if (nr <= NR / 2) {
-      if (pr_.trans_a) K::template run<true, R, 1>(kc, nullptr, panel, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
-      else K::template run<false, R, 1>(kc, rows, nullptr, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
-    } else {
-      if (pr_.trans_a) K::template run<true, R, 2>(kc, nullptr, panel, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
-      else K::template run<false, R, 2>(kc, rows, nullptr, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
-    }
+    using gemm_detail::run_tile;
+    if (pr_.trans_a) run_tile<K, true>(kc, nullptr, panel, MR, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
+    else run_tile<K, false>(kc, rows, nullptr, 0, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
   }
 
   bool cols_on_tie(int64_t kc, int64_t nc) const {

@@ -1,12 +1,13 @@
 // kernels/cpu/gemm_kernels.h — the register-blocked micro-kernels behind tb::cpu::gemm
-// (internal: included by kernels/cpu/gemm.cpp only). Each kernel K computes one tile of
+// (internal: included by kernels/cpu/gemm.cpp and linear_step_blocked.cpp). Each kernel K computes one tile of
 // C, at most MR x NR; run<kCols, R, V> computes its first R rows and first V of its two
 // column vectors (full tiles: R = MR, V = 2):
 //   acc (R x V*NR/2) = sum over p < kc of opA(i, p) * bp[p * NR + j]   (kc rank-1 updates)
 //   C[0..mr) x [0..nr) = alpha * acc + beta * C   (beta == 0 never reads C; mr <= R, nr <= V*NR/2)
 // bp is a packed B micro-panel (kc x NR, zero-padded, 64-byte aligned). A comes as
 //   rows (kCols false): R row pointers, opA(i, p) = arow[i][p]   (A read in place, or copied rows)
-//   cols (kCols true): a column-major panel, opA(i, p) = ap[p * MR + i]   (packed from a transposed A)
+//   cols (kCols true): a column-major panel, opA(i, p) = ap[p * ap_ld + i]   (packed from a transposed A,
+//                      ap_ld = MR; or a row-major matrix read in place as its transpose, ap_ld its row length)
 // Rows past mr may point anywhere readable: they are computed, never stored.
 // Per p: V vector loads of B, R broadcasts of A, R*V FMAs. The narrower variants exist
 // for edge tiles: the last row panel of a 256-row C holds 4 of the AVX-512 kernel's 12
@@ -31,6 +32,11 @@
 #endif
 
 namespace tb::cpu::gemm_detail {
+
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+// Below this many multiply-adds (m*n*k) one thread is faster than an OpenMP fork/join.
+constexpr int64_t kParallelMinMacs = int64_t{1} << 19;
 
 // Prefetches the C tile's rows: they are written (and with beta != 0 read) only at
 // the end, so their misses overlap the kc FMA steps instead of stalling the stores.
@@ -63,7 +69,7 @@ struct Avx512 {
   // edge tiles (the last row panel of M = 256 holds 4 rows; N = 10 needs one vector)
   // at the cost of the rows and columns they hold, not of a whole 12 x 32 tile.
   template <bool kCols, int64_t R = MR, int64_t V = 2>
-  TB_TARGET_AVX512 static void run(int64_t kc, const float* const* arow, const float* __restrict ap,
+  TB_TARGET_AVX512 static void run(int64_t kc, const float* const* arow, const float* __restrict ap, int64_t ap_ld,
                                    const float* __restrict bp, float alpha, float beta, float* __restrict c,
                                    int64_t ldc, int64_t mr, int64_t nr) {
     static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
@@ -88,7 +94,7 @@ struct Avx512 {
       }
 #pragma GCC unroll 16
       for (int64_t i = 0; i < R; ++i) {
-        const __m512 a = _mm512_set1_ps(kCols ? ap[p * MR + i] : r[i][p]);
+        const __m512 a = _mm512_set1_ps(kCols ? ap[p * ap_ld + i] : r[i][p]);
 #pragma GCC unroll 2
         for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
       }
@@ -155,7 +161,7 @@ struct Avx2 {
 
   // R rows and V vectors of 8 columns, as Avx512::run.
   template <bool kCols, int64_t R = MR, int64_t V = 2>
-  TB_TARGET_AVX2 static void run(int64_t kc, const float* const* arow, const float* __restrict ap,
+  TB_TARGET_AVX2 static void run(int64_t kc, const float* const* arow, const float* __restrict ap, int64_t ap_ld,
                                  const float* __restrict bp, float alpha, float beta, float* __restrict c,
                                  int64_t ldc, int64_t mr, int64_t nr) {
     static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
@@ -177,7 +183,7 @@ struct Avx2 {
       for (int64_t v = 0; v < V; ++v) b[v] = _mm256_load_ps(bp + p * NR + 8 * v);
 #pragma GCC unroll 8
       for (int64_t i = 0; i < R; ++i) {
-        const __m256 a = _mm256_broadcast_ss(kCols ? ap + p * MR + i : r[i] + p);
+        const __m256 a = _mm256_broadcast_ss(kCols ? ap + p * ap_ld + i : r[i] + p);
 #pragma GCC unroll 2
         for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm256_fmadd_ps(a, b[v], acc[i][v]);
       }
@@ -217,8 +223,9 @@ struct Portable {
 
   // R rows and V halves of NR columns, as Avx512::run.
   template <bool kCols, int64_t R = MR, int64_t V = 2>
-  static void run(int64_t kc, const float* const* arow, const float* __restrict ap, const float* __restrict bp,
-                  float alpha, float beta, float* __restrict c, int64_t ldc, int64_t mr, int64_t nr) {
+  static void run(int64_t kc, const float* const* arow, const float* __restrict ap, int64_t ap_ld,
+                  const float* __restrict bp, float alpha, float beta, float* __restrict c, int64_t ldc, int64_t mr,
+                  int64_t nr) {
     static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
     constexpr int64_t W = NR / 2 * V;
     prefetch_c<W>(c, ldc, mr);
@@ -227,7 +234,7 @@ struct Portable {
       const float* b_row = bp + p * NR;
 #pragma GCC unroll 8
       for (int64_t i = 0; i < R; ++i) {
-        const float a_ip = kCols ? ap[p * MR + i] : arow[i][p];
+        const float a_ip = kCols ? ap[p * ap_ld + i] : arow[i][p];
 #pragma omp simd
         for (int64_t j = 0; j < W; ++j) acc[i][j] += a_ip * b_row[j];
       }
@@ -235,5 +242,25 @@ struct Portable {
     store_corner<R, W>(acc, alpha, beta, c, ldc, mr, nr);
   }
 };
+
+// One tile of at most K::MR x K::NR through the narrowest variant that covers it: a
+// third, two thirds or all of MR rows, one or both NR/2-column vectors (the edge tiles
+// above). Arguments as K::run; kCols picks how A is addressed.
+template <class K, bool kCols>
+inline void run_tile(int64_t kc, const float* const* arow, const float* ap, int64_t ap_ld, const float* bp,
+                     float alpha, float beta, float* c, int64_t ldc, int64_t mr, int64_t nr) {
+  constexpr int64_t MR = K::MR, NR = K::NR;
+  const bool half = nr <= NR / 2;
+  if (mr <= MR / 3) {
+    if (half) return K::template run<kCols, MR / 3, 1>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+    return K::template run<kCols, MR / 3, 2>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+  }
+  if (mr <= 2 * MR / 3) {
+    if (half) return K::template run<kCols, 2 * MR / 3, 1>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+    return K::template run<kCols, 2 * MR / 3, 2>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+  }
+  if (half) return K::template run<kCols, MR, 1>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+  K::template run<kCols, MR, 2>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+}
 
 }  // namespace tb::cpu::gemm_detail

@@ -1,4 +1,5 @@
-// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 64 outputs.
+// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 48 outputs
+// (wider: linear_step_blocked.cpp).
 // Per thread, over its share of the rows:
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
@@ -29,43 +30,19 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/scalar_math.h"
 
 namespace tb::cpu {
 namespace {
 
-constexpr int64_t kLanes = kLinearStepMaxOutputs;  // the most lanes: outputs padded to 16s, up to 64
+constexpr int64_t kLanes = kLinearStepOnePassMaxOutputs;  // the most lanes: outputs padded to 16s, up to 48
 // Lanes used for O outputs: O rounded up to whole 16-float vectors (W^T and dW^T rows).
 constexpr int64_t lanes_for(int64_t o) { return (o + 15) / 16 * 16; }
 constexpr int64_t kRowBlock = 8;                    // rows sharing one sweep over W^T (O > 1)
 constexpr int64_t kPrefetchRows = 8;                // O == 1: software prefetch distance, rows
 // Below this many elements of X one thread is faster than waking the team.
 constexpr int64_t kParallelMinElems = int64_t{1} << 15;
-
-// A 64-byte aligned buffer that only grows: steady-state steps never allocate.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  Buffer(Buffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
-  ~Buffer() { ::operator delete(p_, std::align_val_t{64}); }
-  float* data() const { return p_; }
-  float* get(int64_t n) {
-    if (static_cast<size_t>(n) > n_) {
-      ::operator delete(p_, std::align_val_t{64});
-      p_ = nullptr;  // stays valid if the allocation throws
-      n_ = 0;
-      p_ = static_cast<float*>(::operator new(static_cast<size_t>(n) * sizeof(float), std::align_val_t{64}));
-      n_ = static_cast<size_t>(n);
-    }
-    return p_;
-  }
-
- private:
-  float* p_ = nullptr;
-  size_t n_ = 0;
-};
 
 // One thread's sums: gradient (O == 1: dw, D floats; O > 1: dW^T, D x 16), loss, db.
 struct Partial {
@@ -202,7 +179,7 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
   }
 }
 
-// Rows [r0, r1) in blocks of kR (8 rows for one or two vectors, 4 for three or four:
+// Rows [r0, r1) in blocks of kR (8 rows for one or two vectors, 4 for three:
 // kR x V accumulators stay within the 32 zmm registers).
 template <int V>
 void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
@@ -232,8 +209,7 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
   switch (lanes_for(o) / 16) {
     case 1: rows_many_outputs_v<1>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
     case 2: rows_many_outputs_v<2>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    case 3: rows_many_outputs_v<3>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    default: rows_many_outputs_v<4>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    default: rows_many_outputs_v<3>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
   }
 }
 
@@ -290,13 +266,17 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
 
 }  // namespace
 
-double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
-                       const float* b, float inv_count, float* dw, float* db) {
-  if (o < 1 || o > kLinearStepMaxOutputs || d < 1 || rows < 0) {
-    throw std::invalid_argument("tb::cpu::linear_mse_step: needs 1 <= O <= " + std::to_string(kLinearStepMaxOutputs) +
-                                ", D >= 1, B >= 0 (got B=" +
+void detail::check_linear_step_shape(const char* who, int64_t rows, int64_t d, int64_t o) {
+  if (o < 1 || d < 1 || rows < 0) {
+    throw std::invalid_argument(std::string("tb::cpu::") + who + ": needs O >= 1, D >= 1, B >= 0 (got B=" +
                                 std::to_string(rows) + " D=" + std::to_string(d) + " O=" + std::to_string(o) + ")");
   }
+}
+
+double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
+                       const float* b, float inv_count, float* dw, float* db) {
+  detail::check_linear_step_shape("linear_mse_step", rows, d, o);
+  if (o > kLinearStepOnePassMaxOutputs) return linear_mse_step_blocked(x, t, rows, d, o, w, b, inv_count, dw, db);
   thread_local Buffer wt_buf;
   thread_local std::vector<Partial> parts;
   const int want = rows * d >= kParallelMinElems ? std::max(1, omp_get_max_threads()) : 1;

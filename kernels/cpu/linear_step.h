@@ -1,26 +1,39 @@
 // kernels/cpu/linear_step.h — a linear layer's forward pass, MSE loss and gradients
 // in one pass over the batch (cpu-omp's linear regression models; CPU only).
 // Shapes: B rows, D inputs, O outputs; X (B x D) and T (B x O) row-major, W (O x D)
-// as PyTorch stores it, b (O). A linear model's step is memory-bound: the separate
-// GEMM, loss and GEMM passes read X twice and pay three kernel launches; here every
-// row of X is read from memory once, while it sits in L1 for both products.
+// as PyTorch stores it, b (O). A linear model's step is memory-bound or close to it:
+// the separate GEMM, loss and GEMM passes read X twice and pack it twice; here every
+// row of X is read from memory once and serves both products from L1/L2.
 #pragma once
 
 #include <cstdint>
 
 namespace tb::cpu {
 
-// The widest output count linear_mse_step handles (outputs padded to whole 16-float
-// vectors, at most four: kR rows x V vectors of accumulators stay in 32 zmm registers).
-inline constexpr int64_t kLinearStepMaxOutputs = 64;
+// The widest O the register sweep (linear_step.cpp) takes: outputs padded to whole
+// 16-float vectors, at most three (kR rows x V vectors of accumulators in 32 zmm
+// registers). Wider O go through linear_mse_step_blocked, which measured faster from
+// 49 outputs on (docs/performance.md, issue #18).
+inline constexpr int64_t kLinearStepOnePassMaxOutputs = 48;
 
 // z = X W^T + b;  loss = sum over rows and outputs of (z - t)^2;  g = 2 (z - t) inv_count;
 // dW = g^T X (O x D) and db = column sums of g, both overwritten. inv_count is
 // 1 / (global_batch * O), so shards of one batch sum to the batch mean's gradient
-// (as mse_loss_grad). Returns the loss sum in double. Needs 1 <= O <= 64.
-// Threads: each takes a contiguous share of the rows with private gradient sums,
-// combined in thread order; the thread count changes results by float rounding only.
+// (as mse_loss_grad). Returns the loss sum in double. Needs O >= 1, D >= 1, B >= 0.
+// O <= kLinearStepOnePassMaxOutputs: threads each take a contiguous share of the rows
+// with private gradient sums, combined in thread order, so the thread count changes
+// results by float rounding only. Wider: linear_mse_step_blocked.
 double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
                        const float* b, float inv_count, float* dw, float* db);
+
+// The same step for any O >= 1, over blocks of rows on the GEMM micro-kernel in use
+// (gemm_config()): bitwise-equal results for any thread count.
+double linear_mse_step_blocked(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
+                               const float* b, float inv_count, float* dw, float* db);
+
+namespace detail {
+// Throws std::invalid_argument naming `who` unless O >= 1, D >= 1 and B >= 0.
+void check_linear_step_shape(const char* who, int64_t rows, int64_t d, int64_t o);
+}  // namespace detail
 
 }  // namespace tb::cpu

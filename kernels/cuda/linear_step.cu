@@ -6,14 +6,11 @@
 
 #include <string>
 
-#include "kernels/cpu/linear_step.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/linear_step_kernels.cuh"
 #include "kernels/error.h"
 
 namespace tb::cuda {
-
-static_assert(kStepMaxOutputs <= tb::cpu::kLinearStepMaxOutputs, "every shape the GPU step takes, its CPU twin takes");
 
 // ---- launchers (sizes validated) ---------------------------------------------------------
 static void launch_linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, int64_t o,

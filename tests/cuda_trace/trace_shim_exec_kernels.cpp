@@ -57,14 +57,14 @@ void column_sum_slices(const In* g, int64_t rows, int64_t cols, int64_t slice_ro
 void linear_mse_partials(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
                          const float* b, float inv_count, int64_t rows_per_block, double* part) {
   std::vector<float> dw(static_cast<size_t>(o * d));
-  float db[tb::cpu::kLinearStepMaxOutputs];
+  std::vector<float> db(static_cast<size_t>(o));
   const int64_t width = o * d + o + 1;
   for (int64_t k = 0, r0 = 0; r0 < rows; ++k, r0 += rows_per_block) {
     const int64_t n = std::min(rows_per_block, rows - r0);
     double* row = part + k * width;
-    row[o * d + o] = tb::cpu::linear_mse_step(x + r0 * d, t + r0 * o, n, d, o, w, b, inv_count, dw.data(), db);
+    row[o * d + o] = tb::cpu::linear_mse_step(x + r0 * d, t + r0 * o, n, d, o, w, b, inv_count, dw.data(), db.data());
     for (int64_t i = 0; i < o * d; ++i) row[i] = dw[static_cast<size_t>(i)];
-    for (int64_t j = 0; j < o; ++j) row[o * d + j] = db[j];
+    for (int64_t j = 0; j < o; ++j) row[o * d + j] = db[static_cast<size_t>(j)];
   }
 }
 

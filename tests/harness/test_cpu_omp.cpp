@@ -72,6 +72,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{{7, 1}, Task::kRegression, 203, 32, 1, false, 0, 0},
                       Case{{7, 1}, Task::kRegression, 203, 32, 2, true, 0, 0},
                       Case{{13, 3}, Task::kRegression, 150, 17, 2, false, 0.9, 1e-3},
+                      // wider than the one-pass step: the blocked one (96-row blocks)
+                      Case{{40, 70}, Task::kRegression, 203, 100, 2, true, 0.9, 1e-3},
+                      Case{{30, 130}, Task::kRegression, 150, 150, 1, false, 0, 0},
                       Case{{9, 11, 5}, Task::kClassification, 211, 25, 1, true, 0, 0},
                       Case{{9, 11, 5}, Task::kClassification, 211, 25, 2, false, 0.5, 1e-2},
                       Case{{10, 33, 17, 3}, Task::kRegression, 130, 64, 2, true, 0.9, 0},

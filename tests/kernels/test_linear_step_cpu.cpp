@@ -2,7 +2,10 @@
 // (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
 // squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
 // around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 48, 63, 64), row counts around the
-// 8- and 4-row blocks, both sides of the parallel threshold, 1 and 2 threads.
+// 8- and 4-row blocks, both sides of the parallel threshold, 1 and 2 threads. The blocked
+// path (O > 48, or called directly for any O) also around its 96-row blocks, the
+// micro-tiles (12 x 32, 6 x 16) and the forward's K slices, on every GEMM kernel this
+// CPU runs, bitwise equal for 1, 2 and 3 threads.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -12,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/linear_step.h"
 #include "tests/random_vec.h"
 
@@ -35,64 +39,117 @@ struct Shape {
 
 class LinearStepCpu : public ::testing::TestWithParam<int> {};  // parameter: threads
 
+using StepFn = double (*)(const float*, const float*, int64_t, int64_t, int64_t, const float*, const float*, float,
+                          float*, float*);
+
 // float32 sums of D products (forward) and B products (dW) against double: relative
 // error ~ sqrt(n) * 6e-8 typically; 1e-5 relative to the sum of magnitudes (which
 // bounds any summation order's error at these sizes) leaves margin and still catches
 // a wrong index, scale or dropped row.
+// float32 sums of D products (forward) and B products (dW) against double: relative
+// error ~ sqrt(n) * 6e-8 typically; 1e-5 relative to the sum of magnitudes (which
+// bounds any summation order's error at these sizes) leaves margin and still catches
+// a wrong index, scale or dropped row.
+void expect_matches_naive(StepFn step, const Shape& s) {
+  const std::vector<float> x = random_vec(s.rows * s.d, 1), t = random_vec(s.rows * s.o, 2);
+  const std::vector<float> w = random_vec(s.o * s.d, 3), b = random_vec(s.o, 4);
+  const float inv = 1.0f / static_cast<float>(s.rows * s.o);
+  std::vector<float> dw(s.o * s.d, 123.0f), db(s.o, 123.0f);  // overwritten, not accumulated
+  const double loss = step(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(), inv, dw.data(), db.data());
+
+  double want_loss = 0;
+  std::vector<double> g(s.rows * s.o), want_dw(s.o * s.d, 0.0), mag_dw(s.o * s.d, 0.0);
+  std::vector<double> want_db(s.o, 0.0), mag_db(s.o, 0.0);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    for (int64_t j = 0; j < s.o; ++j) {
+      double z = b[j];
+      for (int64_t p = 0; p < s.d; ++p) z += double(x[r * s.d + p]) * w[j * s.d + p];
+      const double diff = z - t[r * s.o + j];
+      want_loss += diff * diff;
+      g[r * s.o + j] = 2 * diff * inv;
+      want_db[j] += g[r * s.o + j];
+      mag_db[j] += std::abs(g[r * s.o + j]);
+      for (int64_t p = 0; p < s.d; ++p) {
+        want_dw[j * s.d + p] += g[r * s.o + j] * x[r * s.d + p];
+        mag_dw[j * s.d + p] += std::abs(g[r * s.o + j] * x[r * s.d + p]);
+      }
+    }
+  }
+  const std::string at = std::to_string(s.rows) + "x" + std::to_string(s.d) + "->" + std::to_string(s.o);
+  EXPECT_NEAR(loss, want_loss, 1e-5 * want_loss + 1e-12) << at;
+  for (int64_t i = 0; i < s.o * s.d; ++i) {
+    ASSERT_NEAR(dw[i], want_dw[i], 1e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "]";
+  }
+  for (int64_t j = 0; j < s.o; ++j) ASSERT_NEAR(db[j], want_db[j], 1e-5 * mag_db[j] + 1e-30) << at << " db";
+}
+
 TEST_P(LinearStepCpu, MatchesNaiveDouble) {
   ThreadScope threads(GetParam());
   const std::vector<Shape> shapes = {{1, 1, 1},    {7, 5, 1},    {9, 64, 1},   {1024, 64, 1},  {600, 100, 1},
                                      {8, 16, 2},   {17, 33, 3},  {16, 15, 16}, {100, 1, 16},   {257, 64, 16},
                                      {513, 1024, 16}, {40, 200, 9},
-                                     // two to four vectors of outputs (O > 16)
-                                     {37, 20, 17}, {9, 65, 32}, {70, 33, 33}, {16, 128, 48}, {23, 17, 63},
-                                     {65, 300, 64}};
-  for (const Shape& s : shapes) {
-    const std::vector<float> x = random_vec(s.rows * s.d, 1), t = random_vec(s.rows * s.o, 2);
-    const std::vector<float> w = random_vec(s.o * s.d, 3), b = random_vec(s.o, 4);
-    const float inv = 1.0f / static_cast<float>(s.rows * s.o);
-    std::vector<float> dw(s.o * s.d, 123.0f), db(s.o, 123.0f);  // overwritten, not accumulated
-    const double loss = linear_mse_step(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(), inv, dw.data(),
-                                        db.data());
+                                     // two or three vectors of outputs (O > 16)
+                                     {37, 20, 17}, {9, 65, 32}, {70, 33, 33}, {16, 128, 48}, {23, 17, 47},
+                                     // wider: the blocked path
+                                     {23, 17, 49}, {65, 300, 64}, {97, 40, 65}, {1, 3, 100}, {200, 129, 130}};
+  for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
+}
 
-    double want_loss = 0;
-    std::vector<double> g(s.rows * s.o), want_dw(s.o * s.d, 0.0), mag_dw(s.o * s.d, 0.0);
-    std::vector<double> want_db(s.o, 0.0), mag_db(s.o, 0.0);
-    for (int64_t r = 0; r < s.rows; ++r) {
-      for (int64_t j = 0; j < s.o; ++j) {
-        double z = b[j];
-        for (int64_t p = 0; p < s.d; ++p) z += double(x[r * s.d + p]) * w[j * s.d + p];
-        const double diff = z - t[r * s.o + j];
-        want_loss += diff * diff;
-        g[r * s.o + j] = 2 * diff * inv;
-        want_db[j] += g[r * s.o + j];
-        mag_db[j] += std::abs(g[r * s.o + j]);
-        for (int64_t p = 0; p < s.d; ++p) {
-          want_dw[j * s.d + p] += g[r * s.o + j] * x[r * s.d + p];
-          mag_dw[j * s.d + p] += std::abs(g[r * s.o + j] * x[r * s.d + p]);
-        }
-      }
-    }
-    const std::string at = std::to_string(s.rows) + "x" + std::to_string(s.d) + "->" + std::to_string(s.o);
-    EXPECT_NEAR(loss, want_loss, 1e-5 * want_loss + 1e-12) << at;
-    for (int64_t i = 0; i < s.o * s.d; ++i) {
-      ASSERT_NEAR(dw[i], want_dw[i], 1e-5 * mag_dw[i] + 1e-30) << at << " dW[" << i << "]";
-    }
-    for (int64_t j = 0; j < s.o; ++j) ASSERT_NEAR(db[j], want_db[j], 1e-5 * mag_db[j] + 1e-30) << at << " db";
+// The blocked path for any O, on each kernel: rows around its 96-row blocks and the
+// micro-tile rows (12, 6), D + 1 around the tile rows and past one K slice (kc <= 1024),
+// O around the 32- and 16-wide panels.
+class LinearStepBlocked : public ::testing::TestWithParam<std::string> {
+ protected:
+  void TearDown() override { set_gemm_kernel(""); }
+};
+
+TEST_P(LinearStepBlocked, MatchesNaiveDoubleOnEveryKernel) {
+  set_gemm_kernel(GetParam());
+  const std::vector<Shape> shapes = {{1, 1, 1},     {5, 11, 1},    {13, 12, 2},  {95, 13, 16},  {96, 23, 17},
+                                     {97, 24, 31},  {193, 35, 32}, {40, 1, 33},  {250, 64, 65}, {31, 1100, 40},
+                                     {100, 2050, 3}, {12, 7, 97}};
+  for (const int threads : {1, 2}) {
+    ThreadScope scope(threads);
+    for (const Shape& s : shapes) expect_matches_naive(linear_mse_step_blocked, s);
   }
 }
 
+// Every sum in the blocked path has one order whatever the team: bitwise equal.
+TEST_P(LinearStepBlocked, BitwiseEqualForOneTwoAndThreeThreads) {
+  set_gemm_kernel(GetParam());
+  const int64_t rows = 1000, d = 130, o = 70;  // above the parallel threshold; 10 blocks + 40 rows
+  const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
+  const std::vector<float> w = random_vec(o * d, 7), b = random_vec(o, 8);
+  std::vector<std::vector<float>> dw(3, std::vector<float>(o * d)), db(3, std::vector<float>(o));
+  double loss[3];
+  for (int k = 0; k < 3; ++k) {
+    ThreadScope scope(k + 1);
+    loss[k] = linear_mse_step_blocked(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o),
+                                      dw[k].data(), db[k].data());
+  }
+  for (int k = 1; k < 3; ++k) {
+    EXPECT_EQ(loss[k], loss[0]) << k + 1 << " threads";
+    EXPECT_EQ(dw[k], dw[0]) << k + 1 << " threads";
+    EXPECT_EQ(db[k], db[0]) << k + 1 << " threads";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, LinearStepBlocked, ::testing::ValuesIn(gemm_kernels_supported()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
 TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
   ThreadScope threads(GetParam());
-  const std::vector<float> w = random_vec(3 * 4, 1), b = random_vec(3, 2);
-  std::vector<float> dw(12, 5.0f), db(3, 5.0f);
-  EXPECT_EQ(linear_mse_step(nullptr, nullptr, 0, 4, 3, w.data(), b.data(), 1.0f, dw.data(), db.data()), 0.0);
-  EXPECT_EQ(dw, std::vector<float>(12, 0.0f));
-  EXPECT_EQ(db, std::vector<float>(3, 0.0f));
+  for (const int64_t o : {int64_t{3}, int64_t{60}}) {  // the one-pass and the blocked path
+    const std::vector<float> w = random_vec(o * 4, 1), b = random_vec(o, 2);
+    std::vector<float> dw(o * 4, 5.0f), db(o, 5.0f);
+    EXPECT_EQ(linear_mse_step(nullptr, nullptr, 0, 4, o, w.data(), b.data(), 1.0f, dw.data(), db.data()), 0.0);
+    EXPECT_EQ(dw, std::vector<float>(o * 4, 0.0f)) << "O = " << o;
+    EXPECT_EQ(db, std::vector<float>(o, 0.0f)) << "O = " << o;
+  }
 }
 
 TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
-  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{40}}) {
+  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{40}, int64_t{100}}) {
     SCOPED_TRACE("O = " + std::to_string(o));
     const int64_t rows = 4096, d = 64;  // above the parallel threshold
     const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
@@ -115,7 +172,9 @@ TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
 TEST(LinearStepCpuEdge, RejectsUnsupportedShapes) {
   float v = 0;
   EXPECT_THROW(linear_mse_step(&v, &v, 1, 1, 0, &v, &v, 1.0f, &v, &v), std::invalid_argument);
-  EXPECT_THROW(linear_mse_step(&v, &v, 1, 1, 65, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+  EXPECT_THROW(linear_mse_step_blocked(&v, &v, 1, 1, 0, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+  EXPECT_THROW(linear_mse_step_blocked(&v, &v, 1, 0, 70, &v, &v, 1.0f, &v, &v), std::invalid_argument);
+  EXPECT_THROW(linear_mse_step_blocked(&v, &v, -1, 1, 70, &v, &v, 1.0f, &v, &v), std::invalid_argument);
   EXPECT_THROW(linear_mse_step(&v, &v, 1, 0, 1, &v, &v, 1.0f, &v, &v), std::invalid_argument);
   EXPECT_THROW(linear_mse_step(&v, &v, -1, 1, 1, &v, &v, 1.0f, &v, &v), std::invalid_argument);
 }

@@ -1,0 +1,225 @@
+// kernels/cpu/linear_step_blocked.cpp — see linear_step.h: the linear MSE step for
+// outputs too wide for the one-pass register sweep (linear_step.cpp), on the GEMM
+// micro-kernels (kernels/cpu/gemm_kernels.h). Shapes: B rows, D inputs, O outputs.
+//
+// Why not two GEMMs: z = X W^T and dW = g^T X each pack all of X (B x D, 16 MiB at
+// B 4096, D 1024) and each read it from memory; at O = 128 the packing alone was a
+// fifth of the GEMM time (perf, Zen 5). Here each block of kBlockRows rows of X is
+// copied once into a padded buffer Xb (rows of D inputs, a constant 1, zeros: D + 1
+// rounded up to 16, plus 16 floats, as rows 4 KiB apart would share L1 sets) and both
+// products read it from L1/L2:
+//   forward   z (rows x O_pad) = Xb [W^T; b]      A = Xb's rows,      B = [W^T; b] packed once per step
+//   backward  [dW^T; db^T] += Xb^T g              A = Xb read as X^T, B = g, written packed by the loss
+// The 1 column adds the bias in the forward and gives db as the backward's row D. z and
+// g live in the kernels' packed-B layout (NR-wide panels, rows x NR each); dW^T is
+// transposed into dW (O x D) once at the end. Threads split a block's rows in the
+// forward and the loss, then the block's rows of dW^T in the backward (a barrier
+// between): every sum has one order whatever the thread count, so results are bitwise
+// equal for any team size. Measured against the two-GEMM path in trainbench (Zen 5,
+// D 1024, batch 4096): O = 128 +30%, O = 256 +23%, O = 64 +4..8% over the one-pass sweep.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_kernels.h"
+#include "kernels/cpu/linear_step.h"
+#include "kernels/scalar_math.h"
+
+namespace tb::cpu {
+namespace {
+
+using gemm_detail::ceil_div;
+using gemm_detail::kParallelMinMacs;
+using gemm_detail::Portable;
+using gemm_detail::round_up;
+using gemm_detail::run_tile;
+#if defined(TB_GEMM_X86)
+using gemm_detail::Avx2;
+using gemm_detail::Avx512;
+#endif
+
+// Rows per block: a multiple of every kernel's MR (12, 6). At D 1024, 96 rows x 1056
+// floats = 396 KiB of Xb in L2; each block pays two barriers and one pass over dW^T.
+// 48 to 288 rows measured within 2% of each other (O 128 and 256, 1 and 2 threads).
+constexpr int64_t kBlockRows = 96;
+
+struct Args {
+  const float *x, *t;
+  int64_t rows, d, o;
+  const float *w, *b;
+  float inv_count;
+  float *dw, *db;
+};
+
+// dst[c * dst_ld + i] = src[i * ld + c] for i < rows, c < cols: the W^T pack and the
+// final dW^T -> dW, in 16 x 16 register blocks where the AVX-512 kernel runs.
+template <class K>
+void transpose(const float* src, int64_t ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld) {
+  int64_t i = 0;
+#if defined(TB_GEMM_X86)
+  if constexpr (std::is_same_v<K, Avx512>) {
+    for (; i + 16 <= rows; i += 16) {
+      int64_t c = 0;
+      for (; c + 16 <= cols; c += 16) gemm_detail::transpose16x16(src + i * ld + c, ld, dst + c * dst_ld + i, dst_ld);
+      for (; c < cols; ++c) {
+        for (int64_t r = i; r < i + 16; ++r) dst[c * dst_ld + r] = src[r * ld + c];
+      }
+    }
+  }
+#endif
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = i; r < rows; ++r) dst[c * dst_ld + r] = src[r * ld + c];
+  }
+}
+
+// The step on kernel K. Column D of Xb holds 1 and row D of W^T holds b, so the
+// forward adds the bias and the backward's row D of dW^T is db (the column sums of g).
+template <class K>
+double blocked_step(const Args& a, int want) {
+  constexpr int64_t MR = K::MR, NR = K::NR;
+  const int64_t d = a.d, o = a.o, rows = a.rows;
+  const int64_t d1 = d + 1;                           // inputs and the constant 1
+  const int64_t op = round_up(o, NR), np = op / NR;  // outputs padded to whole NR panels
+  const int64_t ldx = round_up(d1, 16) + 16;          // Xb's row length (see the top)
+  const int64_t nq = ceil_div(d1, MR);                // MR-row panels of dW^T
+  // The forward's K slices: D + 1 in equal slices of about the GEMM's kc (1025 as 513 +
+  // 512, not 512 + 512 + 1: a slice of one would load and store every z tile for one FMA).
+  const int64_t kslice = ceil_div(d1, std::max<int64_t>(1, d1 / std::max<int64_t>(gemm_config().kc, 16)));
+  thread_local Buffer wp_buf, xb_buf, gp_buf, dwt_buf;
+  thread_local std::vector<double> group_loss;
+  float* const wp = wp_buf.get(np * d1 * NR);         // [W^T; b]: panel s holds D+1 rows x NR
+  float* const xb = xb_buf.get(kBlockRows * ldx);     // the block's rows of X, then 1, then 0s
+  float* const gp = gp_buf.get(np * kBlockRows * NR);  // z, then g: panel s holds rows x NR
+  float* const dwt = dwt_buf.get(d1 * op);            // [dW^T; db^T], (D+1) x O_pad
+  group_loss.assign(static_cast<size_t>(ceil_div(rows, MR)), 0.0);
+  // The team uses this pointer: inside the region the thread_local name would be the
+  // worker's own (empty) vector.
+  double* const losses = group_loss.data();
+
+  auto body = [&](int tid, int n) {
+    const auto barrier = [n] {
+      if (n > 1) {
+#pragma omp barrier
+      }
+    };
+    const auto share = [tid, n](int64_t count, int64_t unit, int64_t* lo, int64_t* hi) {  // in whole units
+      const int64_t units = ceil_div(count, unit);
+      *lo = std::min(count, units * tid / n * unit), *hi = std::min(count, units * (tid + 1) / n * unit);
+    };
+    int64_t p_lo, p_hi;
+    share(d, 16, &p_lo, &p_hi);
+    for (int64_t s = 0; s < np; ++s) {  // pack [W^T; b], zero past O
+      const int64_t cols = std::min(NR, o - s * NR);
+      float* panel = wp + s * d1 * NR;
+      transpose<K>(a.w + s * NR * d + p_lo, d, cols, p_hi - p_lo, panel + p_lo * NR, NR);
+      for (int64_t p = p_lo; p < p_hi; ++p) std::fill(panel + p * NR + cols, panel + (p + 1) * NR, 0.0f);
+      if (tid == n - 1) {
+        for (int64_t j = 0; j < NR; ++j) panel[d * NR + j] = j < cols ? a.b[s * NR + j] : 0.0f;
+      }
+    }
+    barrier();
+    const float* rp[MR];
+    for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+      const int64_t nb = std::min(kBlockRows, rows - r0), ng = ceil_div(nb, MR);
+      const int64_t g_lo = ng * tid / n, g_hi = ng * (tid + 1) / n;
+      for (int64_t i = g_lo * MR; i < std::min(g_hi * MR, nb); ++i) {  // this thread's rows into Xb
+        float* row = xb + i * ldx;
+        std::memcpy(row, a.x + (r0 + i) * d, sizeof(float) * static_cast<size_t>(d));
+        row[d] = 1.0f;
+        std::fill(row + d1, row + ldx, 0.0f);
+      }
+      for (int64_t k0 = 0; k0 < d1; k0 += kslice) {  // forward: z for this thread's row groups
+        const int64_t kk = std::min(kslice, d1 - k0);
+        for (int64_t s = 0; s < np; ++s) {
+          for (int64_t g = g_lo; g < g_hi; ++g) {
+            const int64_t i0 = g * MR, mr = std::min(MR, nb - i0);
+            for (int64_t i = 0; i < MR; ++i) rp[i] = xb + (i0 + std::min(i, mr - 1)) * ldx + k0;
+            run_tile<K, false>(kk, rp, nullptr, 0, wp + (s * d1 + k0) * NR, 1.0f, k0 == 0 ? 0.0f : 1.0f,
+                               gp + (s * kBlockRows + i0) * NR, NR, mr, std::min(NR, o - s * NR));
+          }
+        }
+      }
+      for (int64_t g = g_lo; g < g_hi; ++g) {  // loss and g, in place of z
+        double loss = 0;
+        for (int64_t i = g * MR; i < std::min(g * MR + MR, nb); ++i) {
+          const float* t = a.t + (r0 + i) * o;
+          for (int64_t s = 0; s < np; ++s) {
+            float* z = gp + (s * kBlockRows + i) * NR;
+            const float* ts = t + s * NR;
+            const int64_t cols = std::min(NR, o - s * NR);
+#pragma omp simd reduction(+ : loss)
+            for (int64_t j = 0; j < cols; ++j) {
+              float gj;
+              loss += static_cast<double>(tb::mse_element(z[j], ts[j], a.inv_count, &gj));
+              z[j] = gj;
+            }
+          }
+        }
+        losses[(r0 + g * MR) / MR] = loss;
+      }
+      barrier();  // the whole block's g before anyone reads it
+      // The rows this thread copies in the next block, asked into L2 a few lines per
+      // backward tile, so that copy reads L2, not memory: +8% at O = 128, one thread.
+      const int64_t nb_next = std::clamp<int64_t>(rows - r0 - kBlockRows, 0, kBlockRows);
+      const int64_t ng_next = ceil_div(nb_next, MR);
+      const int64_t next_lo = std::min(ng_next * tid / n * MR, nb_next);
+      const int64_t next_hi = std::min(ng_next * (tid + 1) / n * MR, nb_next);
+      const float* next = a.x + (r0 + kBlockRows + next_lo) * d;
+      const int64_t next_lines = (next_hi - next_lo) * d / 16;  // 16 floats a line
+      const int64_t q_lo = nq * tid / n, q_hi = nq * (tid + 1) / n;
+      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>((q_hi - q_lo) * np, 1));
+      int64_t line = 0;
+      for (int64_t q = q_lo; q < q_hi; ++q) {  // backward: this thread's rows of dW^T
+        const int64_t i0 = q * MR, mr = std::min(MR, d1 - i0);
+        for (int64_t s = 0; s < np; ++s) {
+          for (const int64_t e = std::min(line + per_tile, next_lines); line < e; ++line) {
+            __builtin_prefetch(next + line * 16, 0, 2);
+          }
+          run_tile<K, true>(nb, nullptr, xb + i0, ldx, gp + s * kBlockRows * NR, 1.0f, r0 == 0 ? 0.0f : 1.0f,
+                            dwt + i0 * op + s * NR, op, mr, std::min(NR, o - s * NR));
+        }
+      }
+      barrier();  // before the next block overwrites Xb and g
+    }
+    transpose<K>(dwt + p_lo * op, op, p_hi - p_lo, o, a.dw + p_lo, d);  // dW = (dW^T)^T
+  };
+  if (want == 1) {
+    body(0, 1);
+  } else {
+#pragma omp parallel num_threads(want)
+    body(omp_get_thread_num(), omp_get_num_threads());
+  }
+  std::copy(dwt + d * op, dwt + d * op + o, a.db);
+  double loss = 0;
+  for (const double l : group_loss) loss += l;
+  return loss;
+}
+
+}  // namespace
+
+double linear_mse_step_blocked(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
+                               const float* b, float inv_count, float* dw, float* db) {
+  detail::check_linear_step_shape("linear_mse_step_blocked", rows, d, o);
+  if (rows == 0) {
+    std::fill(dw, dw + o * d, 0.0f);
+    std::fill(db, db + o, 0.0f);
+    return 0.0;
+  }
+  const Args a{x, t, rows, d, o, w, b, inv_count, dw, db};
+  const int want = rows * d * o >= kParallelMinMacs && !omp_in_parallel() ? std::max(1, omp_get_max_threads()) : 1;
+  const std::string& kernel = gemm_config().kernel;
+#if defined(TB_GEMM_X86)
+  if (kernel == "avx512") return blocked_step<Avx512>(a, want);
+  if (kernel == "avx2") return blocked_step<Avx2>(a, want);
+#endif
+  return blocked_step<Portable>(a, want);
+}
+
+}  // namespace tb::cpu
