@@ -146,7 +146,7 @@ double blocked_step(const Args& a, int want) {
           }
         }
       }
-      for (int64_t g = g_lo; g < g_hi; ++g) {  // loss and g, in place of z
+      for (int64_t g = g_lo; g < g_hi; ++g) {  // loss and g, in place of z (0 past O)
         double loss = 0;
         for (int64_t i = g * MR; i < std::min(g * MR + MR, nb); ++i) {
           const float* t = a.t + (r0 + i) * o;
@@ -160,6 +160,9 @@ double blocked_step(const Args& a, int want) {
               loss += static_cast<double>(tb::mse_element(z[j], ts[j], a.inv_count, &gj));
               z[j] = gj;
             }
+            // The forward stores only the O columns; a full-width backward tile also
+            // reads the rest of the last panel (computed, never stored): keep it 0.
+            std::fill(z + cols, z + NR, 0.0f);
           }
         }
         losses[(r0 + g * MR) / MR] = loss;
