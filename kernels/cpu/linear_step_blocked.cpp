@@ -84,13 +84,15 @@ void transpose(const float* src, int64_t ld, int64_t rows, int64_t cols, float* 
 template <class K>
 double blocked_step(const Args& a, int want) {
   constexpr int64_t MR = K::MR, NR = K::NR;
+  static_assert(kBlockRows % MR == 0, "row groups never straddle blocks: losses[] is indexed by row / MR");
   const int64_t d = a.d, o = a.o, rows = a.rows;
   const int64_t d1 = d + 1;                           // inputs and the constant 1
   const int64_t op = round_up(o, NR), np = op / NR;  // outputs padded to whole NR panels
   const int64_t ldx = round_up(d1, 16) + 16;          // Xb's row length (see the top)
   const int64_t nq = ceil_div(d1, MR);                // MR-row panels of dW^T
-  // The forward's K slices: D + 1 in equal slices of about the GEMM's kc (1025 as 513 +
-  // 512, not 512 + 512 + 1: a slice of one would load and store every z tile for one FMA).
+  // The forward's K slices: D + 1 in floor((D + 1) / kc) equal slices, at least one, so
+  // each is kc to 2 kc long (1025 as 513 + 512, not 512 + 512 + 1: a slice of one would
+  // load and store every z tile for one FMA).
   const int64_t kslice = ceil_div(d1, std::max<int64_t>(1, d1 / std::max<int64_t>(gemm_config().kc, 16)));
   thread_local Buffer wp_buf, xb_buf, gp_buf, dwt_buf;
   thread_local std::vector<double> group_loss;
@@ -174,8 +176,8 @@ double blocked_step(const Args& a, int want) {
       const int64_t ng_next = ceil_div(nb_next, MR);
       const int64_t next_lo = std::min(ng_next * tid / n * MR, nb_next);
       const int64_t next_hi = std::min(ng_next * (tid + 1) / n * MR, nb_next);
-      const float* next = a.x + (r0 + kBlockRows + next_lo) * d;
       const int64_t next_lines = (next_hi - next_lo) * d / 16;  // 16 floats a line
+      const float* next = next_lines > 0 ? a.x + (r0 + kBlockRows + next_lo) * d : a.x;  // never past x's end
       const int64_t q_lo = nq * tid / n, q_hi = nq * (tid + 1) / n;
       const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>((q_hi - q_lo) * np, 1));
       int64_t line = 0;

@@ -1,7 +1,7 @@
 // tests/kernels/test_linear_step_cpu.cpp — the fused linear-regression step
 // (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
 // squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
-// around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 48, 63, 64), row counts around the
+// around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 47, 48, 49, 64), row counts around the
 // 8- and 4-row blocks, both sides of the parallel threshold, 1 and 2 threads. The blocked
 // path (O > 48, or called directly for any O) also around its 96-row blocks, the
 // micro-tiles (12 x 32, 6 x 16) and the forward's K slices, on every GEMM kernel this
@@ -114,24 +114,30 @@ TEST_P(LinearStepBlocked, MatchesNaiveDoubleOnEveryKernel) {
   }
 }
 
-// Every sum in the blocked path has one order whatever the team: bitwise equal.
+// Every sum in the blocked path has one order whatever the team: bitwise equal. Both
+// shapes are above the parallel threshold (B D O >= 2^19 multiply-adds); the second has
+// fewer row groups than threads (5 rows: a single group on every kernel), so some threads
+// sit out the forward, and it is checked against naive double at 3 threads too.
 TEST_P(LinearStepBlocked, BitwiseEqualForOneTwoAndThreeThreads) {
   set_gemm_kernel(GetParam());
-  const int64_t rows = 1000, d = 130, o = 70;  // above the parallel threshold; 10 blocks + 40 rows
-  const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
-  const std::vector<float> w = random_vec(o * d, 7), b = random_vec(o, 8);
-  std::vector<std::vector<float>> dw(3, std::vector<float>(o * d)), db(3, std::vector<float>(o));
-  double loss[3];
-  for (int k = 0; k < 3; ++k) {
-    ThreadScope scope(k + 1);
-    loss[k] = linear_mse_step_blocked(x.data(), t.data(), rows, d, o, w.data(), b.data(), 1.0f / (rows * o),
-                                      dw[k].data(), db[k].data());
+  for (const Shape& s : {Shape{1000, 130, 70}, Shape{5, 1000, 200}}) {  // 10 blocks + 40 rows; one short block
+    const std::vector<float> x = random_vec(s.rows * s.d, 5), t = random_vec(s.rows * s.o, 6);
+    const std::vector<float> w = random_vec(s.o * s.d, 7), b = random_vec(s.o, 8);
+    std::vector<std::vector<float>> dw(3, std::vector<float>(s.o * s.d)), db(3, std::vector<float>(s.o));
+    double loss[3];
+    for (int k = 0; k < 3; ++k) {
+      ThreadScope scope(k + 1);
+      loss[k] = linear_mse_step_blocked(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(),
+                                        1.0f / (s.rows * s.o), dw[k].data(), db[k].data());
+    }
+    for (int k = 1; k < 3; ++k) {
+      EXPECT_EQ(loss[k], loss[0]) << k + 1 << " threads, " << s.rows << "x" << s.d << "->" << s.o;
+      EXPECT_EQ(dw[k], dw[0]) << k + 1 << " threads, " << s.rows << "x" << s.d << "->" << s.o;
+      EXPECT_EQ(db[k], db[0]) << k + 1 << " threads, " << s.rows << "x" << s.d << "->" << s.o;
+    }
   }
-  for (int k = 1; k < 3; ++k) {
-    EXPECT_EQ(loss[k], loss[0]) << k + 1 << " threads";
-    EXPECT_EQ(dw[k], dw[0]) << k + 1 << " threads";
-    EXPECT_EQ(db[k], db[0]) << k + 1 << " threads";
-  }
+  ThreadScope three(3);
+  expect_matches_naive(linear_mse_step_blocked, Shape{5, 1000, 200});
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, LinearStepBlocked, ::testing::ValuesIn(gemm_kernels_supported()),
