@@ -18,6 +18,7 @@
 #include "harness/result_row.h"
 #include "kernels/cpu/cpu_props.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_step.h"
 
 namespace tb {
 namespace {
@@ -143,6 +144,7 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
                      {"nc", g_cfg.nc},
                      {"vector_unit", g_cfg.vector_unit},
                      {"chosen_by", g_cfg.chosen_by},
+                     {"linear_step", cpu::linear_step_implementation()},
                      {"cpu", {{"vendor", p.vendor},
                               {"family", p.family},
                               {"model", p.model},

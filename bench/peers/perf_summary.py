@@ -299,8 +299,10 @@ def gemm_record(folder):
     try:
         with open(os.path.join(folder, "env.json"), encoding="utf-8") as f:
             g = json.load(f).get("cpu_gemm")
-        return (f"kernel {g['kernel']} ({g['micro_tile']} tile, {g['vector_unit']}), kc {g['kc']}, nc {g['nc']}; "
+        line = (f"kernel {g['kernel']} ({g['micro_tile']} tile, {g['vector_unit']}), kc {g['kc']}, nc {g['nc']}; "
                 f"chosen by {g['chosen_by']}")
+        step = g.get("linear_step")  # absent before 2026-11-24's fifth session
+        return line + (f". Linear models: {step}" if isinstance(step, str) and step else "")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 

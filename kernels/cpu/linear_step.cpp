@@ -31,6 +31,7 @@
 #endif
 
 #include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/scalar_math.h"
 
 namespace tb::cpu {
@@ -265,6 +266,19 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
 #endif
 
 }  // namespace
+
+std::string linear_step_implementation() {
+  const GemmConfig& g = gemm_config();
+#if defined(__AVX512F__)
+  const char* one_pass = "AVX-512 intrinsics";
+#else
+  const char* one_pass = "portable loops";
+#endif
+  return "O <= " + std::to_string(kLinearStepOnePassMaxOutputs) + ": one-pass register sweep (" + one_pass +
+         "); O > " + std::to_string(kLinearStepOnePassMaxOutputs) + ": blocks of " +
+         std::to_string(kLinearStepBlockRows) + " rows on the " + g.kernel + " " + std::to_string(g.mr) + "x" +
+         std::to_string(g.nr) + " GEMM micro-kernel";
+}
 
 void detail::check_linear_step_shape(const char* who, int64_t rows, int64_t d, int64_t o) {
   if (o < 1 || d < 1 || rows < 0) {

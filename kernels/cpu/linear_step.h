@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace tb::cpu {
 
@@ -30,6 +31,14 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
 // (gemm_config()): bitwise-equal results for any thread count.
 double linear_mse_step_blocked(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
                                const float* b, float inv_count, float* dw, float* db);
+
+// Rows per block of linear_mse_step_blocked.
+inline constexpr int64_t kLinearStepBlockRows = 96;
+
+// What the linear step runs here, for env.json: the one-pass sweep's code (AVX-512
+// intrinsics or portable loops, fixed at compile time) and the blocked step's
+// micro-kernel (gemm_config(), chosen at run time).
+std::string linear_step_implementation();
 
 namespace detail {
 // Throws std::invalid_argument naming `who` unless O >= 1, D >= 1 and B >= 0.

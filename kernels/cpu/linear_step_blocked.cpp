@@ -48,7 +48,7 @@ using gemm_detail::Avx512;
 // Rows per block: a multiple of every kernel's MR (12, 6). At D 1024, 96 rows x 1056
 // floats = 396 KiB of Xb in L2; each block pays two barriers and one pass over dW^T.
 // 48 to 288 rows measured within 2% of each other (O 128 and 256, 1 and 2 threads).
-constexpr int64_t kBlockRows = 96;
+constexpr int64_t kBlockRows = kLinearStepBlockRows;
 
 struct Args {
   const float *x, *t;

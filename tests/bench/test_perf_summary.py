@@ -65,7 +65,7 @@ def test_verdicts_margins_scaling_and_sgemm_share(tmp_path):
     sgemm = {"step_gflop_per_s": 1000 * flops / 1e9 / 0.8, "threads": 2, "blas_library": "libopenblas.so",
              "openblas_core": "Haswell"}  # cpu-omp at 80% of it
     env = {"cpu_gemm": {"kernel": "avx2", "micro_tile": "6x16", "vector_unit": "AVX2 + FMA, 256-bit", "kc": 512,
-                        "nc": 768, "chosen_by": "CPUID test"}}
+                        "nc": 768, "chosen_by": "CPUID test", "linear_step": "O > 48: blocks"}}
     write_folder(tmp_path, rows, sgemm, env)
     text = summarize(tmp_path)
     assert line_of(text, small, 1)[6:10] == ["1.30×", "≥ 1.2×", "+8%", "yes"]
@@ -74,7 +74,8 @@ def test_verdicts_margins_scaling_and_sgemm_share(tmp_path):
     assert line_of(text, big, 2)[6:10] == ["1.00×", "≥ 1.05×", "-5%", "**no**"]
     assert "2 threads ÷ 1 thread = 214 ÷ 130 = 1.65× (target ≥ 1.7× on a 2-core machine; margin -3%: no)" in text
     assert "= 80.0% (target ≥ 100%; margin -20%: NOT met)" in text
-    assert "kernel avx2 (6x16 tile, AVX2 + FMA, 256-bit), kc 512, nc 768; chosen by CPUID test" in text
+    assert ("kernel avx2 (6x16 tile, AVX2 + FMA, 256-bit), kc 512, nc 768; chosen by CPUID test. "
+            "Linear models: O > 48: blocks") in text
     assert "| small linear 64->1 | – | – | not run |" in text
 
 

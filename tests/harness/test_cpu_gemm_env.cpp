@@ -16,6 +16,7 @@
 #include "harness/csv_writer.h"
 #include "kernels/cpu/cpu_props.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_step.h"
 #include "tests/json_file.h"
 #include "tests/shell.h"
 
@@ -55,6 +56,8 @@ TEST(CpuGemmEnv, EnvJsonRecordsTheKernelBlockingAndCpuProperties) {
   EXPECT_EQ(g["nc"], cfg.nc);
   EXPECT_FALSE(g["vector_unit"].get<std::string>().empty());
   EXPECT_NE(g["chosen_by"].get<std::string>().find("L1d"), std::string::npos) << g.dump(2);
+  EXPECT_EQ(g["linear_step"], tb::cpu::linear_step_implementation());
+  EXPECT_NE(g["linear_step"].get<std::string>().find("on the " + cfg.kernel + " "), std::string::npos) << g.dump(2);
   const tb::cpu::CpuProps& p = tb::cpu::cpu_props();
   EXPECT_EQ(g["cpu"]["l1d_bytes"], p.l1d_bytes);
   EXPECT_EQ(g["cpu"]["l2_bytes"], p.l2_bytes);
@@ -74,6 +77,7 @@ TEST(CpuGemmEnv, OverrideIsUsedRecordedAndTrainsToTheSameLoss) {
   EXPECT_EQ(g["kernel"], "portable");
   EXPECT_EQ(g["micro_tile"], "6x16");
   EXPECT_NE(g["chosen_by"].get<std::string>().find("TB_CPU_GEMM_KERNEL=portable"), std::string::npos);
+  EXPECT_NE(g["linear_step"].get<std::string>().find("on the portable 6x16"), std::string::npos) << g.dump(2);
   // Different kernels round differently (tile, kc, FMA contraction): the same training
   // within float32 accumulation error, not bit for bit.
   const double la = final_loss(a), lb = final_loss(b);
