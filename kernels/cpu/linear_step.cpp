@@ -1,5 +1,5 @@
 // kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 48 outputs
-// (wider: linear_step_blocked.cpp).
+// where compiled for AVX-512, O = 1 elsewhere (wider: linear_step_blocked.cpp).
 // Per thread, over its share of the rows:
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
@@ -37,7 +37,12 @@
 namespace tb::cpu {
 namespace {
 
-constexpr int64_t kLanes = kLinearStepOnePassMaxOutputs;  // the most lanes: outputs padded to 16s, up to 48
+#if defined(__AVX512F__)
+constexpr int64_t kOnePassMaxOutputs = 48;  // outputs padded to 16-float vectors, at most 3
+#else
+constexpr int64_t kOnePassMaxOutputs = 1;
+#endif
+constexpr int64_t kLanes = 48;  // the most lanes: outputs padded to 16s
 // Lanes used for O outputs: O rounded up to whole 16-float vectors (W^T and dW^T rows).
 constexpr int64_t lanes_for(int64_t o) { return (o + 15) / 16 * 16; }
 constexpr int64_t kRowBlock = 8;                    // rows sharing one sweep over W^T (O > 1)
@@ -214,7 +219,7 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
   }
 }
 
-#else  // portable: the same passes as plain loops
+#else  // portable: one output as plain loops (wider O take the blocked step, see linear_step.h)
 
 void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
                      float b0, float inv_count, Partial* part) {
@@ -236,36 +241,11 @@ void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int
   part->db[0] = db;
 }
 
-void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
-                       const float* wt, const float* b, float inv_count, Partial* part) {
-  const int64_t L = lanes_for(o);
-  float* dwt = part->grad.get(d * L);
-  std::fill(dwt, dwt + d * L, 0.0f);
-  double loss = 0, db[kLanes] = {};
-  for (int64_t r = r0; r < r1; ++r) {
-    const float* xr = x + r * d;
-    float z[kLanes], g[kLanes] = {};
-    for (int64_t j = 0; j < L; ++j) z[j] = j < o ? b[j] : 0.0f;
-    for (int64_t p = 0; p < d; ++p) {
-#pragma omp simd
-      for (int64_t j = 0; j < L; ++j) z[j] += xr[p] * wt[p * L + j];
-    }
-    for (int64_t j = 0; j < o; ++j) {
-      loss += static_cast<double>(tb::mse_element(z[j], t[r * o + j], inv_count, &g[j]));
-      db[j] += static_cast<double>(g[j]);
-    }
-    for (int64_t p = 0; p < d; ++p) {
-#pragma omp simd
-      for (int64_t j = 0; j < L; ++j) dwt[p * L + j] += xr[p] * g[j];
-    }
-  }
-  part->loss = loss;
-  std::copy(db, db + L, part->db);
-}
-
 #endif
 
 }  // namespace
+
+int64_t linear_step_one_pass_max_outputs() { return kOnePassMaxOutputs; }
 
 std::string linear_step_implementation() {
   const GemmConfig& g = gemm_config();
@@ -274,8 +254,8 @@ std::string linear_step_implementation() {
 #else
   const char* one_pass = "portable loops";
 #endif
-  return "O <= " + std::to_string(kLinearStepOnePassMaxOutputs) + ": one-pass register sweep (" + one_pass +
-         "); O > " + std::to_string(kLinearStepOnePassMaxOutputs) + ": blocks of " +
+  return "O <= " + std::to_string(kOnePassMaxOutputs) + ": one-pass register sweep (" + one_pass +
+         "); O > " + std::to_string(kOnePassMaxOutputs) + ": blocks of " +
          std::to_string(kLinearStepBlockRows) + " rows on the " + g.kernel + " " + std::to_string(g.mr) + "x" +
          std::to_string(g.nr) + " GEMM micro-kernel";
 }
@@ -290,7 +270,7 @@ void detail::check_linear_step_shape(const char* who, int64_t rows, int64_t d, i
 double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
                        const float* b, float inv_count, float* dw, float* db) {
   detail::check_linear_step_shape("linear_mse_step", rows, d, o);
-  if (o > kLinearStepOnePassMaxOutputs) return linear_mse_step_blocked(x, t, rows, d, o, w, b, inv_count, dw, db);
+  if (o > kOnePassMaxOutputs) return linear_mse_step_blocked(x, t, rows, d, o, w, b, inv_count, dw, db);
   thread_local Buffer wt_buf;
   thread_local std::vector<Partial> parts;
   const int want = rows * d >= kParallelMinElems ? std::max(1, omp_get_max_threads()) : 1;
@@ -313,7 +293,9 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     }
     const int64_t r0 = rows * tid / n, r1 = rows * (tid + 1) / n;
     if (o == 1) rows_one_output(x, t, r0, r1, d, w, b[0], inv_count, &part[tid]);
+#if defined(__AVX512F__)
     else rows_many_outputs(x, t, r0, r1, d, o, wt, b, inv_count, &part[tid]);
+#endif
     if (n > 1) {
 #pragma omp barrier
     }

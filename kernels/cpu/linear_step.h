@@ -11,17 +11,20 @@
 
 namespace tb::cpu {
 
-// The widest O the register sweep (linear_step.cpp) takes: outputs padded to whole
-// 16-float vectors, at most three (kR rows x V vectors of accumulators in 32 zmm
-// registers). Wider O go through linear_mse_step_blocked, which measured faster from
-// 49 outputs on (docs/performance.md, issue #18).
-inline constexpr int64_t kLinearStepOnePassMaxOutputs = 48;
+// The widest O the one-pass sweep (linear_step.cpp) takes in this build; wider O go
+// through linear_mse_step_blocked. Compiled as AVX-512 intrinsics: 48 (outputs padded to
+// whole 16-float vectors, at most three: kR rows x V vectors of accumulators in 32 zmm
+// registers; the blocked step is about even at 40 to 48 outputs and faster from 56).
+// Compiled as portable loops: 1, as the blocked step on the run-time micro-kernel ran
+// 2.5 to 5x faster from 2 outputs on (-march=haswell and x86-64 builds on a Zen 5;
+// docs/performance.md, issue #18).
+int64_t linear_step_one_pass_max_outputs();
 
 // z = X W^T + b;  loss = sum over rows and outputs of (z - t)^2;  g = 2 (z - t) inv_count;
 // dW = g^T X (O x D) and db = column sums of g, both overwritten. inv_count is
 // 1 / (global_batch * O), so shards of one batch sum to the batch mean's gradient
 // (as mse_loss_grad). Returns the loss sum in double. Needs O >= 1, D >= 1, B >= 0.
-// O <= kLinearStepOnePassMaxOutputs: threads each take a contiguous share of the rows
+// O <= linear_step_one_pass_max_outputs(): threads each take a contiguous share of the rows
 // with private gradient sums, combined in thread order, so the thread count changes
 // results by float rounding only. Wider: linear_mse_step_blocked.
 double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, int64_t o, const float* w,
