@@ -4,6 +4,10 @@
 // D in, H hidden, O out; MLP 784-256-256-10 with B = 256, linear 64 -> 1 with
 // B = 1024) reports FLOP/s; BM_<op>_cpu/<B>x<N> reports B/s (counters, bench_rates.h). Each GEMM run
 // also spot-checks a few elements of C against a double dot product.
+// BM_linear_step_cpu/<fused|blocked|gemm>/<B>x<D>x<O>: a linear regression step (forward,
+// MSE loss and gradients) as cpu-omp takes it (fused: linear_mse_step, which picks the
+// one-pass sweep or the blocked step by O), the blocked step alone, and the two-GEMM path
+// it replaced; FLOP/s over 4 B D O per call, db spot-checked against double.
 // --tb_smoke (stripped before Google Benchmark sees argv) registers tiny shapes
 // only, for the ctest smoke test.
 #include <benchmark/benchmark.h>
@@ -21,6 +25,7 @@
 #include "bench/micro/gemm_check.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_step.h"
 
 namespace {
 
@@ -141,6 +146,48 @@ void bm_sgd_update(benchmark::State& state, int64_t n) {
   tb::bench::set_byte_rate(state, 5 * n * int64_t{sizeof(float)});
 }
 
+// ---- the linear regression step ------------------------------------------------------
+enum class StepPath { kFused, kBlocked, kGemm };
+
+void bm_linear_step(benchmark::State& state, StepPath path, int64_t rows, int64_t d, int64_t o) {
+  const std::vector<float> x = random_vec(rows * d, 13), t = random_vec(rows * o, 14);
+  const std::vector<float> w = random_vec(o * d, 15, -0.05f, 0.05f), b = random_vec(o, 16);
+  std::vector<float> dw(static_cast<size_t>(o * d)), db(static_cast<size_t>(o)), z(static_cast<size_t>(rows * o));
+  const float inv = 1.0f / float(rows * o);
+  for (auto _ : state) {
+    if (path == StepPath::kFused) {
+      benchmark::DoNotOptimize(tb::cpu::linear_mse_step(x.data(), t.data(), rows, d, o, w.data(), b.data(), inv,
+                                                        dw.data(), db.data()));
+    } else if (path == StepPath::kBlocked) {
+      benchmark::DoNotOptimize(tb::cpu::linear_mse_step_blocked(x.data(), t.data(), rows, d, o, w.data(), b.data(),
+                                                                inv, dw.data(), db.data()));
+    } else {  // what cpu-omp ran for O > 64 before: forward GEMM, bias, loss, dW GEMM, db
+      tb::cpu::gemm(false, true, rows, o, d, 1.0f, x.data(), d, w.data(), d, 0.0f, z.data(), o);
+      tb::cpu::bias_act_forward(z.data(), b.data(), rows, o, false);
+      benchmark::DoNotOptimize(tb::cpu::mse_loss_grad(z.data(), t.data(), rows, o, inv, z.data()));
+      tb::cpu::gemm(true, false, o, d, rows, 1.0f, z.data(), o, x.data(), d, 0.0f, dw.data(), d);
+      tb::cpu::column_sum(z.data(), rows, o, db.data());
+    }
+    benchmark::ClobberMemory();
+  }
+  // Spot check outside the timed loop: db[j] = sum over rows of 2 (z - t) inv, in double,
+  // for a few outputs; float32 sums over D and B stay far inside 1e-3 of the magnitudes.
+  for (const int64_t j : {int64_t{0}, o / 2, o - 1}) {
+    double want = 0, mag = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double zr = b[j];
+      for (int64_t p = 0; p < d; ++p) zr += double(x[r * d + p]) * w[j * d + p];
+      want += 2 * (zr - t[r * o + j]) * inv;
+      mag += std::fabs(2 * (zr - t[r * o + j]) * inv);
+    }
+    if (!(std::fabs(db[j] - want) <= 1e-3 * mag)) {
+      state.SkipWithError(("wrong db[" + std::to_string(j) + "]").c_str());
+      return;
+    }
+  }
+  tb::bench::set_flop_rate(state, 4.0 * double(rows) * double(d) * double(o));
+}
+
 template <class Fn, class... Args>
 void register_op(const char* op, const std::string& shape, Fn fn, Args... args) {
   const std::string name = std::string("BM_") + op + "_cpu/" + shape;
@@ -200,6 +247,17 @@ void register_all(bool smoke) {
                   d.cols);
   }
   for (int64_t n : params) register_op("sgd_update", std::to_string(n), bm_sgd_update, n);
+
+  // Linear 1024 -> O steps at the perf suite's batch (B 4096); smoke: a tiny one.
+  const int64_t step_rows = smoke ? 100 : 4096, step_d = smoke ? 40 : 1024;
+  const std::vector<int64_t> widths =
+      smoke ? std::vector<int64_t>{3, 70} : std::vector<int64_t>{16, 33, 48, 64, 128, 256};
+  for (const int64_t o : widths) {
+    const std::string shape = std::to_string(step_rows) + "x" + std::to_string(step_d) + "x" + std::to_string(o);
+    register_op("linear_step", "fused/" + shape, bm_linear_step, StepPath::kFused, step_rows, step_d, o);
+    register_op("linear_step", "blocked/" + shape, bm_linear_step, StepPath::kBlocked, step_rows, step_d, o);
+    register_op("linear_step", "gemm/" + shape, bm_linear_step, StepPath::kGemm, step_rows, step_d, o);
+  }
 }
 
 }  // namespace
