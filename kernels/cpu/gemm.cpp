@@ -136,29 +136,10 @@ void pack_b(const Problem& pr, int64_t p0, int64_t j0, int64_t kc, int64_t nc, i
     const int64_t jr = q * NR, cols = std::min(NR, nc - jr);
     float* panel = bp + q * kc * NR;
     if (pr.trans_b) {
-      // Column j of op(B) is row j of B: each packed row takes one element from each of
-      // `cols` rows of B (a gather; each source row is still walked in order over p).
-      const float* src = pr.b + (j0 + jr) * pr.ldb + p0;
-      int64_t p = 0;
-#if defined(TB_GEMM_X86)
-      if constexpr (std::is_same_v<K, Avx512>) {  // whole panels: 16 x 16 blocks in registers
-        if (cols == NR) {
-          for (; p + 16 <= kc; p += 16) {
-            gemm_detail::transpose16x16(src + p, pr.ldb, panel + p * NR, NR);
-            gemm_detail::transpose16x16(src + 16 * pr.ldb + p, pr.ldb, panel + p * NR + 16, NR);
-          }
-        }
-      }
-#endif
-      for (; p < kc; ++p) {
-        float* dst = panel + p * NR;
-        if (cols == NR) {
-#pragma omp simd
-          for (int64_t j = 0; j < NR; ++j) dst[j] = src[j * pr.ldb + p];
-        } else {
-          for (int64_t j = 0; j < cols; ++j) dst[j] = src[j * pr.ldb + p];
-          for (int64_t j = cols; j < NR; ++j) dst[j] = 0.0f;
-        }
+      // Column j of op(B) is row j of B: the panel is a transpose of `cols` rows of B.
+      gemm_detail::transpose<K>(pr.b + (j0 + jr) * pr.ldb + p0, pr.ldb, cols, kc, panel, NR);
+      if (cols < NR) {
+        for (int64_t p = 0; p < kc; ++p) std::fill(panel + p * NR + cols, panel + (p + 1) * NR, 0.0f);
       }
     } else {
       for (int64_t p = 0; p < kc; ++p) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #if defined(__x86_64__)
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
@@ -261,6 +262,29 @@ inline void run_tile(int64_t kc, const float* const* arow, const float* ap, int6
   }
   if (half) return K::template run<kCols, MR, 1>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
   K::template run<kCols, MR, 2>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+}
+
+// dst[c * dst_ld + i] = src[i * ld + c] for i < rows, c < cols: the transposing packs
+// (op(B) from a B stored N x K; W^T for the linear step) and dW^T -> dW, in 16 x 16
+// register blocks where the AVX-512 kernel runs, element by element elsewhere.
+template <class K>
+inline void transpose(const float* src, int64_t ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld) {
+  int64_t i = 0;
+#if defined(TB_GEMM_X86)
+  if constexpr (std::is_same_v<K, Avx512>) {
+    for (; i + 16 <= rows; i += 16) {
+      int64_t c = 0;
+      for (; c + 16 <= cols; c += 16) transpose16x16(src + i * ld + c, ld, dst + c * dst_ld + i, dst_ld);
+      for (; c < cols; ++c) {
+        for (int64_t r = i; r < i + 16; ++r) dst[c * dst_ld + r] = src[r * ld + c];
+      }
+    }
+  }
+#endif
+  for (int64_t c = 0; c < cols; ++c) {
+#pragma omp simd
+    for (int64_t r = i; r < rows; ++r) dst[c * dst_ld + r] = src[r * ld + c];
+  }
 }
 
 }  // namespace tb::cpu::gemm_detail

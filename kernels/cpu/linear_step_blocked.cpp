@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/aligned_buffer.h"
@@ -40,6 +39,7 @@ using gemm_detail::kParallelMinMacs;
 using gemm_detail::Portable;
 using gemm_detail::round_up;
 using gemm_detail::run_tile;
+using gemm_detail::transpose;
 #if defined(TB_GEMM_X86)
 using gemm_detail::Avx2;
 using gemm_detail::Avx512;
@@ -57,27 +57,6 @@ struct Args {
   float inv_count;
   float *dw, *db;
 };
-
-// dst[c * dst_ld + i] = src[i * ld + c] for i < rows, c < cols: the W^T pack and the
-// final dW^T -> dW, in 16 x 16 register blocks where the AVX-512 kernel runs.
-template <class K>
-void transpose(const float* src, int64_t ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld) {
-  int64_t i = 0;
-#if defined(TB_GEMM_X86)
-  if constexpr (std::is_same_v<K, Avx512>) {
-    for (; i + 16 <= rows; i += 16) {
-      int64_t c = 0;
-      for (; c + 16 <= cols; c += 16) gemm_detail::transpose16x16(src + i * ld + c, ld, dst + c * dst_ld + i, dst_ld);
-      for (; c < cols; ++c) {
-        for (int64_t r = i; r < i + 16; ++r) dst[c * dst_ld + r] = src[r * ld + c];
-      }
-    }
-  }
-#endif
-  for (int64_t c = 0; c < cols; ++c) {
-    for (int64_t r = i; r < rows; ++r) dst[c * dst_ld + r] = src[r * ld + c];
-  }
-}
 
 // The step on kernel K. Column D of Xb holds 1 and row D of W^T holds b, so the
 // forward adds the bias and the backward's row D of dW^T is db (the column sums of g).
