@@ -1,6 +1,7 @@
 // harness/host_memory.cpp — see host_memory.h.
 #include "harness/host_memory.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -21,7 +22,16 @@ int64_t host_bytes_needed(const RunConfig& c, int world_size) {
   const int64_t params = make_layout(c.model).total;
   int64_t widths = 0;
   for (int64_t w : c.model.layers) widths += w;
-  return rows * per_row + 3 * params * value + 2 * c.batch * widths * value;
+  // A CPU backend's linear regression step (kernels/cpu/linear_step_blocked.cpp) keeps
+  // [W^T; b] and [dW^T; db^T] packed, (D + 1) x O rounded up to 32, per process: a
+  // cpu-hogwild worker is a process of its own.
+  int64_t step_scratch = 0;
+  if (!oracle && find_backend(c.backend) && traits_of(c.backend).device == DeviceKind::kCpu &&
+      c.model.num_layers() == 1 && c.data.task == Task::kRegression) {
+    const int64_t procs = traits_of(c.backend).asynchronous ? std::max(1, c.workers) : 1;
+    step_scratch = procs * 2 * (d + 1) * ((o + 31) / 32 * 32) * 4;
+  }
+  return rows * per_row + 3 * params * value + 2 * c.batch * widths * value + step_scratch;
 }
 
 int64_t host_bytes_available() {

@@ -14,7 +14,8 @@ namespace tb {
 // Bytes one process of configuration c needs on the host, roughly: the dataset it
 // holds (N x (D + O) floats, or N x D + N labels; a synthetic rank of a W-rank job
 // about N / W rows) plus the model's parameters, gradients and optimizer state
-// (3P, float64 for the oracle) and activations for B rows.
+// (3P, float64 for the oracle) and activations for B rows, plus for a linear regression
+// on a CPU backend the fused step's two packed copies of W's shape (about 2P).
 int64_t host_bytes_needed(const RunConfig& c, int world_size);
 
 // MemAvailable from /proc/meminfo in bytes, or -1 where it cannot be read.
