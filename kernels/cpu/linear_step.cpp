@@ -1,11 +1,14 @@
-// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 48 outputs
+// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 51 outputs
 // where compiled for AVX-512, O = 1 elsewhere (wider: linear_step_blocked.cpp).
 // Per thread, over its share of the rows:
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
-//   O > 1:  blocks of kRowBlock rows; the forward sweep over p keeps one vector of O
-//           outputs per row (W^T packed once per step as D x 16, zero-padded), then
-//           the backward sweep adds g_i x_i[p] into a private dW^T (D x 16) row p.
+//   O > 1:  blocks of kRowBlock rows; the forward sweep over p keeps V = 1 to 3 vectors
+//           of 16 outputs per row (W^T packed once per step as D x 16V, zero-padded), then
+//           the backward sweep adds g_i x_i[p] into a private dW^T (D x 16V) row p.
+//           O = 16V + n with n <= 3: those n outputs as dot products along D instead
+//           (dot_forward / dot_backward on the block's rows, still in L1/L2), not as a
+//           16-lane vector mostly of padding.
 // Then every thread sums a slice of D across the threads' private gradients (in
 // thread order) into dW (O x D). The element math is tb::mse_element's.
 // The slow twin is forward GEMM + mse_loss_grad + GEMM + column_sum
@@ -19,6 +22,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 #if defined(__AVX512F__)
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
@@ -34,17 +38,39 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/scalar_math.h"
 
+
+
+
+
+
+
 namespace tb::cpu {
 namespace {
 
+// Outputs past the last whole vector that go in dot form (dot_forward) rather than in a
+// zero-padded vector: O = 16V + n with 0 < n <= kDotMaxOutputs and V >= 1.
+// Measured (Zen 5, D 1024, 1 and 2 threads, against padding): n = 1 and 2 +8 to 46%;
+// n = 3 +2 to 17% for V = 2 and 3, but -10% for V = 1 (O = 19); from n = 4 or 5 on
+// slower, as each dot-form output re-reads the block's rows of X.
+constexpr int64_t kDotMaxOutputs = 3;
 #if defined(__AVX512F__)
-constexpr int64_t kOnePassMaxOutputs = 48;  // outputs padded to 16-float vectors, at most 3
+// Three 16-float vectors of outputs (kRowBlock x 3 accumulators in 32 zmm registers) and
+// up to kDotMaxOutputs more in dot form.
+constexpr int64_t kOnePassMaxOutputs = 48 + kDotMaxOutputs;
 #else
 constexpr int64_t kOnePassMaxOutputs = 1;
 #endif
-constexpr int64_t kLanes = 48;  // the most lanes: outputs padded to 16s
+constexpr int64_t kLanes = 48 + kDotMaxOutputs;  // the most outputs a thread sums db for
 // Lanes used for O outputs: O rounded up to whole 16-float vectors (W^T and dW^T rows).
 constexpr int64_t lanes_for(int64_t o) { return (o + 15) / 16 * 16; }
+constexpr int64_t dot_outputs_for(int64_t o) {
+  return o > 16 && o % 16 <= (o < 32 ? kDotMaxOutputs - 1 : kDotMaxOutputs) ? o % 16 : 0;
+}
+// Lanes of the vectors (W^T and dW^T rows): the rest of O is in dot form.
+constexpr int64_t vector_lanes(int64_t o) { return lanes_for(o - dot_outputs_for(o)); }
+// Row stride of the dot-form outputs' copies of W and of their dW rows: D padded, as rows
+// 4 KiB apart share L1 sets with X's rows (+4 to 9% at n = 8 to 12 outputs).
+constexpr int64_t dot_row_stride(int64_t d) { return (d + 15) / 16 * 16 + 16; }
 constexpr int64_t kRowBlock = 8;                    // rows sharing one sweep over W^T (O > 1)
 constexpr int64_t kPrefetchRows = 8;                // O == 1: software prefetch distance, rows
 // Below this many elements of X one thread is faster than waking the team.
@@ -133,12 +159,112 @@ inline void add_as_double(__m512d* acc, __m512 v) {
   acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
 
+// The outputs past the V vectors (O = 16V + n, 0 < n < 16) in dot-product form, vectors
+// along D: padding them to a vector would waste 16 - n lanes of every FMA (O = 33 filled
+// 33 of 48). kR rows x (row stride d) against J rows of W (stride d):
+//   z[i * ldz + j] = x_i . w_j   (kR x J accumulators, one horizontal sum each)
+template <int kR, int J>
+inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __mmask16 tail,
+                        float* z, int64_t ldz) {
+  __m512 acc[kR][J];
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) acc[i][j] = _mm512_setzero_ps();
+  auto step = [&](int64_t p, __mmask16 m) {
+    __m512 wj[J];
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) wj[j] = _mm512_maskz_loadu_ps(m, w + j * ldw + p);
+#pragma GCC unroll 16
+    for (int i = 0; i < kR; ++i) {
+      const __m512 xi = _mm512_maskz_loadu_ps(m, x + i * d + p);
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) acc[i][j] = _mm512_fmadd_ps(xi, wj[j], acc[i][j]);
+    }
+  };
+  for (int64_t p = 0; p < dv; p += 16) step(p, __mmask16(0xFFFF));
+  if (tail) step(dv, tail);
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) z[i * ldz + j] = _mm512_reduce_add_ps(acc[i][j]);
+}
+
+// Their gradient: dw_j += sum_i g[i * ldg + j] x_i for J rows of dw (stride d), the kR
+// rows of x still in L1 from the forward.
+template <int kR, int J>
+inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d, int64_t dv, __mmask16 tail,
+                         float* dw, int64_t ldw) {
+  __m512 gv[kR][J];
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) gv[i][j] = _mm512_set1_ps(g[i * ldg + j]);
+  auto step = [&](int64_t p, __mmask16 m) {
+    __m512 acc[J];
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) acc[j] = _mm512_maskz_loadu_ps(m, dw + j * ldw + p);
+#pragma GCC unroll 16
+    for (int i = 0; i < kR; ++i) {
+      const __m512 xi = _mm512_maskz_loadu_ps(m, x + i * d + p);
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) acc[j] = _mm512_fmadd_ps(gv[i][j], xi, acc[j]);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) _mm512_mask_storeu_ps(dw + j * ldw + p, m, acc[j]);
+  };
+  for (int64_t p = 0; p < dv; p += 16) step(p, __mmask16(0xFFFF));
+  if (tail) step(dv, tail);
+}
+
+// The n dot-form outputs of one row block: W's rows from o0 on, their bias, a thread's
+// dW rows for them (n x d), and its loss and db sums.
+struct DotOutputs {
+  const float* w;  // W + o0 * d
+  const float* b;  // b + o0
+  int64_t n;       // 0: every output is in the vectors
+  int64_t ld;      // row stride of w and dw (d padded: rows 4 KiB apart share L1 sets with x's)
+  float* dw;       // n x d
+  double* loss;
+  double* db;  // n
+};
+
+// All n <= 3 outputs at once: kR x n accumulators (at most 24) and n rows of W in registers.
+// g: their z, then their gradients, kR x kDotMaxOutputs.
+template <int kR>
+void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o0, float inv_count,
+                 const DotOutputs& r, float (&g)[kR][kDotMaxOutputs]) {
+  static_assert(kDotMaxOutputs == 3 && kR * kDotMaxOutputs <= 24, "accumulators within the 32 zmm registers");
+  const int64_t dv = d / 16 * 16;
+  const __mmask16 tail = low_lanes(d - dv);
+  if (r.n == 1) dot_forward<kR, 1>(x, r.w, r.ld, d, dv, tail, &g[0][0], kDotMaxOutputs);
+  else if (r.n == 2) dot_forward<kR, 2>(x, r.w, r.ld, d, dv, tail, &g[0][0], kDotMaxOutputs);
+  else dot_forward<kR, 3>(x, r.w, r.ld, d, dv, tail, &g[0][0], kDotMaxOutputs);
+  for (int i = 0; i < kR; ++i) {
+    for (int64_t k = 0; k < r.n; ++k) {
+      float gk;
+      *r.loss += static_cast<double>(tb::mse_element(g[i][k] + r.b[k], t[i * o + o0 + k], inv_count, &gk));
+      r.db[k] += static_cast<double>(gk);
+      g[i][k] = gk;
+    }
+  }
+}
+
+template <int kR>
+void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (&g)[kR][kDotMaxOutputs]) {
+  const int64_t dv = d / 16 * 16;
+  const __mmask16 tail = low_lanes(d - dv);
+  if (r.n == 1) dot_backward<kR, 1>(x, &g[0][0], kDotMaxOutputs, d, dv, tail, r.dw, r.ld);
+  else if (r.n == 2) dot_backward<kR, 2>(x, &g[0][0], kDotMaxOutputs, d, dv, tail, r.dw, r.ld);
+  else dot_backward<kR, 3>(x, &g[0][0], kDotMaxOutputs, d, dv, tail, r.dw, r.ld);
+}
+
 // O > 1: kR rows x[0..kR) (row stride d) against W^T (d x 16V), into dW^T (d x 16V):
 // V vectors of outputs per row (O <= 16V). Per p: V loads of W^T, kR broadcasts of x,
 // kR x V FMAs forward; the same backward plus V loads and stores of dW^T.
-template <int kR, int V>
+template <int kR, int V, bool kDot>
 void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m512* bias, __m512 two,
-               __m512 inv, float* dwt, __m512d* loss, __m512d* db) {
+               __m512 inv, float* dwt, __m512d* loss, __m512d* db, const DotOutputs& rem, float inv_count) {
   constexpr int64_t L = 16 * V;
   __m512 z[kR][V];
 #pragma GCC unroll 16
@@ -170,6 +296,8 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
       add_as_double(db + 2 * v, g[i][v]);
     }
   }
+  float gr[kR][kDotMaxOutputs];
+  if constexpr (kDot) dot_outputs<kR>(x, t, d, o, 16 * V, inv_count, rem, gr);
   for (int64_t p = 0; p < d; ++p) {
     __m512 acc[V];
 #pragma GCC unroll 4
@@ -183,36 +311,53 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) _mm512_store_ps(dwt + p * L + 16 * v, acc[v]);
   }
+  if constexpr (kDot) dot_gradients<kR>(x, d, rem, gr);
 }
 
 // Rows [r0, r1) in blocks of kR (8 rows for one or two vectors, 4 for three:
-// kR x V accumulators stay within the 32 zmm registers).
+// kR x V accumulators stay within the 32 zmm registers). Outputs [16V, O) in dot form.
 template <int V>
 void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                          const float* wt, const float* b, float inv_count, Partial* part) {
   constexpr int64_t L = 16 * V;
-  constexpr int kR = V <= 2 ? kRowBlock : kRowBlock / 2;
-  float* dwt = part->grad.get(d * L);
-  std::fill(dwt, dwt + d * L, 0.0f);
+  constexpr int kR = kRowBlock;
+  const int64_t n = dot_outputs_for(o);
+  const int64_t ld = dot_row_stride(d);
+  float* dwt = part->grad.get(d * L + n * ld);
+  std::fill(dwt, dwt + d * L + n * ld, 0.0f);
   __m512 bias[V];
   for (int v = 0; v < V; ++v) bias[v] = _mm512_maskz_loadu_ps(low_lanes(o - 16 * v), b + 16 * v);
   const __m512 two = _mm512_set1_ps(2.0f), inv = _mm512_set1_ps(inv_count);
   __m512d loss[2 * V], db[2 * V];
   for (int v = 0; v < 2 * V; ++v) loss[v] = db[v] = _mm512_setzero_pd();
-  int64_t r = r0;
-  for (; r + kR <= r1; r += kR) row_block<kR, V>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db);
-  for (; r < r1; ++r) row_block<1, V>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db);
+  double dot_loss = 0, dot_db[kDotMaxOutputs] = {};
+  const DotOutputs rem{wt + d * L, b + L, n, ld, dwt + d * L, &dot_loss, dot_db};
+  // The row loop twice, with and without the dot-form outputs: kept out of the loop that
+  // has none, they cost nothing there.
+  const auto sweep = [&](auto dot) {
+    constexpr bool kDot = decltype(dot)::value;
+    int64_t r = r0;
+    for (; r + kR <= r1; r += kR) {
+      row_block<kR, V, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count);
+    }
+    for (; r < r1; ++r) {
+      row_block<1, V, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count);
+    }
+  };
+  if (n > 0) sweep(std::true_type{});
+  else sweep(std::false_type{});
   __m512d loss_sum = loss[0];
   for (int v = 1; v < 2 * V; ++v) loss_sum = _mm512_add_pd(loss_sum, loss[v]);
-  part->loss = _mm512_reduce_add_pd(loss_sum);
+  part->loss = _mm512_reduce_add_pd(loss_sum) + dot_loss;
   alignas(64) double lanes[L];
   for (int v = 0; v < 2 * V; ++v) _mm512_store_pd(lanes + 8 * v, db[v]);
   std::copy(lanes, lanes + L, part->db);
+  std::copy(dot_db, dot_db + n, part->db + L);
 }
 
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
-  switch (lanes_for(o) / 16) {
+  switch (vector_lanes(o) / 16) {
     case 1: rows_many_outputs_v<1>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
     case 2: rows_many_outputs_v<2>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
     default: rows_many_outputs_v<3>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
@@ -275,9 +420,12 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
   thread_local std::vector<Partial> parts;
   const int want = rows * d >= kParallelMinElems ? std::max(1, omp_get_max_threads()) : 1;
   if (parts.size() < static_cast<size_t>(want)) parts.resize(static_cast<size_t>(want));
-  const int64_t L = lanes_for(o);
-  for (int i = 0; i < want; ++i) parts[i].grad.get(o == 1 ? d : d * L);  // sized here, not in the region
-  float* wt = o > 1 ? wt_buf.get(d * L) : nullptr;
+  const int64_t L = vector_lanes(o), n_dot = dot_outputs_for(o);
+  const int64_t ld_dot = dot_row_stride(d);
+  for (int i = 0; i < want; ++i) {  // sized here, not in the region
+    parts[i].grad.get(o == 1 ? d : d * L + n_dot * ld_dot);
+  }
+  float* wt = o > 1 ? wt_buf.get(d * L + n_dot * ld_dot) : nullptr;
   Partial* part = parts.data();
   int team = 1;
 
@@ -286,6 +434,10 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     if (wt != nullptr) {
       for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
         for (int64_t j = 0; j < L; ++j) wt[p * L + j] = j < o ? w[j * d + p] : 0.0f;
+      }
+      for (int64_t j = 0; j < n_dot; ++j) {  // the dot-form rows of W, after W^T
+        const float* row = w + (L + j) * d;
+        std::copy(row + d * tid / n, row + d * (tid + 1) / n, wt + d * L + j * ld_dot + d * tid / n);
       }
     }
     if (n > 1) {
@@ -299,11 +451,18 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     if (n > 1) {
 #pragma omp barrier
     }
-    const int64_t stride = o == 1 ? 1 : L;
+    const int64_t stride = o == 1 ? 1 : L, o_vec = o - n_dot;
     for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
-      for (int64_t j = 0; j < o; ++j) {
+      for (int64_t j = 0; j < o_vec; ++j) {
         float s = 0.0f;
         for (int k = 0; k < n; ++k) s += part[k].grad.data()[p * stride + j];
+        dw[j * d + p] = s;
+      }
+    }
+    for (int64_t j = o_vec; j < o; ++j) {  // the dot-form outputs' rows, after dW^T (d x L)
+      for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
+        float s = 0.0f;
+        for (int k = 0; k < n; ++k) s += part[k].grad.data()[d * L + (j - o_vec) * ld_dot + p];
         dw[j * d + p] = s;
       }
     }

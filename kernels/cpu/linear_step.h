@@ -12,9 +12,9 @@
 namespace tb::cpu {
 
 // The widest O the one-pass sweep (linear_step.cpp) takes in this build; wider O go
-// through linear_mse_step_blocked. Compiled as AVX-512 intrinsics: 48 (outputs padded to
-// whole 16-float vectors, at most three: kR rows x V vectors of accumulators in 32 zmm
-// registers; the blocked step is about even at 40 to 48 outputs and faster from 56).
+// through linear_mse_step_blocked. Compiled as AVX-512 intrinsics: 51 (up to three
+// 16-float vectors of outputs, kR rows x V vectors of accumulators in 32 zmm registers, and
+// up to 3 more outputs as dot products; the blocked step is faster from 53 at one thread).
 // Compiled as portable loops: 1, as the blocked step on the run-time micro-kernel ran
 // 2.5 to 5x faster from 2 outputs on (-march=haswell and x86-64 builds on a Zen 5;
 // docs/performance.md, issue #18).

@@ -1,9 +1,10 @@
 // tests/kernels/test_linear_step_cpu.cpp — the fused linear-regression step
 // (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
 // squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
-// around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 47, 48, 49, 64), row counts around the
-// 8- and 4-row blocks, both sides of the parallel threshold, 1 and 2 threads. The blocked
-// path (O > 48, or called directly for any O) also around its 96-row blocks, the
+// around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 47, 48, 49, 64), the
+// one-pass sweep's dot-form outputs (O = 16V + 1 to 3: 17 to 19, 33 to 35, 49 to 51, D
+// around 16), row counts around the 8-row blocks, both sides of the parallel threshold, 1
+// and 2 threads. The blocked path (O > 51, or called directly for any O) also around its 96-row blocks, the
 // micro-tiles (12 x 32, 6 x 16) and the forward's K slices, on every GEMM kernel this
 // CPU runs, bitwise equal for 1, 2 and 3 threads.
 #include <gtest/gtest.h>
@@ -42,10 +43,6 @@ class LinearStepCpu : public ::testing::TestWithParam<int> {};  // parameter: th
 using StepFn = double (*)(const float*, const float*, int64_t, int64_t, int64_t, const float*, const float*, float,
                           float*, float*);
 
-// float32 sums of D products (forward) and B products (dW) against double: relative
-// error ~ sqrt(n) * 6e-8 typically; 1e-5 relative to the sum of magnitudes (which
-// bounds any summation order's error at these sizes) leaves margin and still catches
-// a wrong index, scale or dropped row.
 // float32 sums of D products (forward) and B products (dW) against double: relative
 // error ~ sqrt(n) * 6e-8 typically; 1e-5 relative to the sum of magnitudes (which
 // bounds any summation order's error at these sizes) leaves margin and still catches
@@ -90,8 +87,11 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      {513, 1024, 16}, {40, 200, 9},
                                      // two or three vectors of outputs (O > 16)
                                      {37, 20, 17}, {9, 65, 32}, {70, 33, 33}, {16, 128, 48}, {23, 17, 47},
+                                     // 1 to 3 outputs past whole vectors, as dot products
+                                     {23, 17, 49}, {8, 16, 18}, {29, 47, 19}, {31, 100, 35}, {17, 15, 34},
+                                     {13, 1, 51}, {41, 18, 50}, {300, 64, 33},
                                      // wider: the blocked path
-                                     {23, 17, 49}, {65, 300, 64}, {97, 40, 65}, {1, 3, 100}, {200, 129, 130}};
+                                     {23, 17, 52}, {65, 300, 64}, {97, 40, 65}, {1, 3, 100}, {200, 129, 130}};
   for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
 }
 
@@ -145,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(Kernels, LinearStepBlocked, ::testing::ValuesIn(gemm_ke
 
 TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
   ThreadScope threads(GetParam());
-  for (const int64_t o : {int64_t{3}, int64_t{60}}) {  // the one-pass and the blocked path
+  for (const int64_t o : {int64_t{3}, int64_t{34}, int64_t{60}}) {  // one-pass, with dot form, blocked
     const std::vector<float> w = random_vec(o * 4, 1), b = random_vec(o, 2);
     std::vector<float> dw(o * 4, 5.0f), db(o, 5.0f);
     EXPECT_EQ(linear_mse_step(nullptr, nullptr, 0, 4, o, w.data(), b.data(), 1.0f, dw.data(), db.data()), 0.0);
@@ -155,7 +155,7 @@ TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
 }
 
 TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
-  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{40}, int64_t{100}}) {
+  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{33}, int64_t{40}, int64_t{50}, int64_t{100}}) {
     SCOPED_TRACE("O = " + std::to_string(o));
     const int64_t rows = 4096, d = 64;  // above the parallel threshold
     const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
