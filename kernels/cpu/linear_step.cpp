@@ -6,7 +6,7 @@
 //   O > 1:  blocks of kRowBlock rows; the forward sweep over p keeps V = 1 to 3 vectors
 //           of 16 outputs per row (W^T packed once per step as D x 16V, zero-padded), then
 //           the backward sweep adds g_i x_i[p] into a private dW^T (D x 16V) row p.
-//           O = 16V + n with n <= 3: those n outputs as dot products along D instead
+//           O = 16V + n with n <= 3 (n <= 2 for V = 1): those n outputs as dot products along D instead
 //           (dot_forward / dot_backward on the block's rows, still in L1/L2), not as a
 //           16-lane vector mostly of padding.
 // Then every thread sums a slice of D across the threads' private gradients (in
@@ -38,12 +38,6 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/scalar_math.h"
 
-
-
-
-
-
-
 namespace tb::cpu {
 namespace {
 
@@ -69,14 +63,15 @@ constexpr int64_t dot_outputs_for(int64_t o) {
 // Lanes of the vectors (W^T and dW^T rows): the rest of O is in dot form.
 constexpr int64_t vector_lanes(int64_t o) { return lanes_for(o - dot_outputs_for(o)); }
 // Row stride of the dot-form outputs' copies of W and of their dW rows: D padded, as rows
-// 4 KiB apart share L1 sets with X's rows (+4 to 9% at n = 8 to 12 outputs).
+// 4 KiB apart share L1 sets with X's rows (+4 to 9% at n = 8 to 12 when those were tried).
 constexpr int64_t dot_row_stride(int64_t d) { return (d + 15) / 16 * 16 + 16; }
 constexpr int64_t kRowBlock = 8;                    // rows sharing one sweep over W^T (O > 1)
 constexpr int64_t kPrefetchRows = 8;                // O == 1: software prefetch distance, rows
 // Below this many elements of X one thread is faster than waking the team.
 constexpr int64_t kParallelMinElems = int64_t{1} << 15;
 
-// One thread's sums: gradient (O == 1: dw, D floats; O > 1: dW^T, D x 16), loss, db.
+// One thread's sums: gradient (O == 1: dw, D floats; O > 1: dW^T, D x 16V, then the n
+// dot-form outputs' dW rows at stride dot_row_stride(D)), loss, db.
 struct Partial {
   Buffer grad;
   double loss = 0;
@@ -159,9 +154,9 @@ inline void add_as_double(__m512d* acc, __m512 v) {
   acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
 
-// The outputs past the V vectors (O = 16V + n, 0 < n < 16) in dot-product form, vectors
+// The outputs past the V vectors (O = 16V + n, 0 < n <= 3) in dot-product form, vectors
 // along D: padding them to a vector would waste 16 - n lanes of every FMA (O = 33 filled
-// 33 of 48). kR rows x (row stride d) against J rows of W (stride d):
+// 33 of 48). kR rows x (row stride d) against J rows of W (stride ldw):
 //   z[i * ldz + j] = x_i . w_j   (kR x J accumulators, one horizontal sum each)
 template <int kR, int J>
 inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __mmask16 tail,
@@ -190,7 +185,7 @@ inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, 
     for (int j = 0; j < J; ++j) z[i * ldz + j] = _mm512_reduce_add_ps(acc[i][j]);
 }
 
-// Their gradient: dw_j += sum_i g[i * ldg + j] x_i for J rows of dw (stride d), the kR
+// Their gradient: dw_j += sum_i g[i * ldg + j] x_i for J rows of dw (stride ldw), the kR
 // rows of x still in L1 from the forward.
 template <int kR, int J>
 inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d, int64_t dv, __mmask16 tail,
@@ -217,14 +212,14 @@ inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d,
   if (tail) step(dv, tail);
 }
 
-// The n dot-form outputs of one row block: W's rows from o0 on, their bias, a thread's
-// dW rows for them (n x d), and its loss and db sums.
+// The n dot-form outputs of one row block: a copy of W's rows from o0 on, their bias, a
+// thread's dW rows for them, and its loss and db sums.
 struct DotOutputs {
-  const float* w;  // W + o0 * d
+  const float* w;  // W's rows o0 .. o0 + n, at stride ld
   const float* b;  // b + o0
   int64_t n;       // 0: every output is in the vectors
   int64_t ld;      // row stride of w and dw (d padded: rows 4 KiB apart share L1 sets with x's)
-  float* dw;       // n x d
+  float* dw;       // n rows at stride ld
   double* loss;
   double* db;  // n
 };
@@ -260,7 +255,7 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
 }
 
 // O > 1: kR rows x[0..kR) (row stride d) against W^T (d x 16V), into dW^T (d x 16V):
-// V vectors of outputs per row (O <= 16V). Per p: V loads of W^T, kR broadcasts of x,
+// V vectors of outputs per row (O <= 16V, or O = 16V + n with kDot). Per p: V loads of W^T, kR broadcasts of x,
 // kR x V FMAs forward; the same backward plus V loads and stores of dW^T.
 template <int kR, int V, bool kDot>
 void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m512* bias, __m512 two,
@@ -314,8 +309,8 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
   if constexpr (kDot) dot_gradients<kR>(x, d, rem, gr);
 }
 
-// Rows [r0, r1) in blocks of kR (8 rows for one or two vectors, 4 for three:
-// kR x V accumulators stay within the 32 zmm registers). Outputs [16V, O) in dot form.
+// Rows [r0, r1) in blocks of kR = 8 (kR x V accumulators, at most 24, within the 32 zmm
+// registers). Outputs [16V, O) in dot form.
 template <int V>
 void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                          const float* wt, const float* b, float inv_count, Partial* part) {

@@ -2,9 +2,10 @@
 // (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
 // squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
 // around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 47, 48, 49, 64), the
-// one-pass sweep's dot-form outputs (O = 16V + 1 to 3: 17 to 19, 33 to 35, 49 to 51, D
-// around 16), row counts around the 8-row blocks, both sides of the parallel threshold, 1
-// and 2 threads. The blocked path (O > 51, or called directly for any O) also around its 96-row blocks, the
+// one-pass sweep's dot-form outputs (O = 16V + 1 to 3: 17, 18, 33 to 35, 49 to 51, D
+// around 16, also above the parallel threshold with D and row tails), row counts around
+// the 8-row blocks, both sides of the parallel threshold, 1 and 2 threads. The blocked
+// path (O > 51, or called directly for any O) also around its 96-row blocks, the
 // micro-tiles (12 x 32, 6 x 16) and the forward's K slices, on every GEMM kernel this
 // CPU runs, bitwise equal for 1, 2 and 3 threads.
 #include <gtest/gtest.h>
@@ -86,10 +87,12 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      {8, 16, 2},   {17, 33, 3},  {16, 15, 16}, {100, 1, 16},   {257, 64, 16},
                                      {513, 1024, 16}, {40, 200, 9},
                                      // two or three vectors of outputs (O > 16)
-                                     {37, 20, 17}, {9, 65, 32}, {70, 33, 33}, {16, 128, 48}, {23, 17, 47},
-                                     // 1 to 3 outputs past whole vectors, as dot products
-                                     {23, 17, 49}, {8, 16, 18}, {29, 47, 19}, {31, 100, 35}, {17, 15, 34},
-                                     {13, 1, 51}, {41, 18, 50}, {300, 64, 33},
+                                     {9, 65, 32}, {16, 128, 48}, {23, 17, 47}, {29, 47, 19},
+                                     // 1 to 3 outputs past whole vectors, as dot products (the last
+                                     // two above the parallel threshold: D and W split, row tails)
+                                     {37, 20, 17}, {70, 33, 33}, {23, 17, 49}, {8, 16, 18}, {31, 100, 35},
+                                     {17, 15, 34}, {13, 1, 51}, {41, 18, 50}, {300, 64, 33}, {1101, 33, 35},
+                                     {2051, 17, 51},
                                      // wider: the blocked path
                                      {23, 17, 52}, {65, 300, 64}, {97, 40, 65}, {1, 3, 100}, {200, 129, 130}};
   for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
@@ -172,6 +175,7 @@ TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
     }
     EXPECT_NEAR(l1, l2, 1e-9 * l1);
     for (int64_t i = 0; i < o * d; ++i) ASSERT_NEAR(dw1[i], dw2[i], 1e-5 * (std::abs(dw1[i]) + 1e-3)) << i;
+    for (int64_t j = 0; j < o; ++j) ASSERT_NEAR(db1[j], db2[j], 1e-5 * (std::abs(db1[j]) + 1e-3)) << "db " << j;
   }
 }
 
