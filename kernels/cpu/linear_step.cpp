@@ -1,16 +1,20 @@
-// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 51 outputs
+// kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 88 outputs
 // where compiled for AVX-512, O = 1 elsewhere (wider: linear_step_blocked.cpp).
 // Per thread, over its share of the rows:
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
-//   O > 1:  blocks of kRowBlock rows; the forward sweep over p keeps V = 1 to 3 vectors
-//           of 16 outputs per row (W^T packed once per step as D x 16V, zero-padded), then
-//           the backward sweep adds g_i x_i[p] into a private dW^T (D x 16V) row p.
-//           O = 16V + n with n <= 3 (n <= 2 for V = 1): those n outputs as dot products along D instead
-//           (dot_forward / dot_backward on the block's rows, still in L1/L2), not as a
-//           16-lane vector mostly of padding.
+//   O > 1:  blocks of rows_per_block rows; the forward sweep over p keeps V = 1 to 5 vectors
+//           of 16 outputs per row (W^T packed once per step as D x L, zero-padded), then
+//           the backward sweep adds g_i x_i[p] into a private dW^T (D x L) row p.
+//           O = 16V + n, n not 0, takes the n outputs past the whole vectors in one of
+//           three forms (dot_outputs_for, half_outputs_for): as dot products along D
+//           (dot_forward / dot_backward on the block's rows, still in L1/L2); as one
+//           vector that two rows share, 8 lanes each (2 <= n <= 8 past one to five
+//           vectors); or in a zero-padded vector.
+//           While a block's backward runs, the next block's rows are asked into L2.
 // Then every thread sums a slice of D across the threads' private gradients (in
-// thread order) into dW (O x D). The element math is tb::mse_element's.
+// thread order) into dW (O x D), W^T's pack and that last dW^T -> dW as 16 x 16
+// register transposes. The element math is tb::mse_element's.
 // The slow twin is forward GEMM + mse_loss_grad + GEMM + column_sum
 // (tests/kernels/test_linear_step_cpu.cpp).
 #include "kernels/cpu/linear_step.h"
@@ -36,41 +40,71 @@
 
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_kernels.h"
 #include "kernels/scalar_math.h"
 
 namespace tb::cpu {
 namespace {
 
+#if defined(__AVX512F__)
+using Transposer = gemm_detail::Avx512;
+#else
+using Transposer = gemm_detail::Portable;
+#endif
+
 // Outputs past the last whole vector that go in dot form (dot_forward) rather than in a
-// zero-padded vector: O = 16V + n with 0 < n <= kDotMaxOutputs and V >= 1.
-// Measured (Zen 5, D 1024, 1 and 2 threads, against padding): n = 1 and 2 +8 to 46%;
-// n = 3 +2 to 17% for V = 2 and 3, but -10% for V = 1 (O = 19); from n = 4 or 5 on
-// slower, as each dot-form output re-reads the block's rows of X.
+// zero-padded vector: O = 16V + n, V >= 1. Measured (Zen 5, D 1024, 1 and 2 threads):
+// against padding, n = 1 and 2 +8 to 46%, n = 3 +2 to 17% for V = 2 to 4, from n = 4 or
+// 5 on slower, as each dot-form output re-reads the block's rows of X. Against a vector
+// two rows share (half_outputs_for): n = 1 +6 to 10% at one thread; n = 2 -5 to -7% for
+// V = 1 but +0 to 4% for V = 2 and 3; n = 3 -2 to -7% (the last two in one build, the
+// form toggled); past four or five vectors, where a shared vector means 4-row blocks,
+// n = 2 and 3 in dot form +2 to 17%. So: n = 1; n = 2 from two vectors on; n = 3 from
+// four vectors on.
 constexpr int64_t kDotMaxOutputs = 3;
 #if defined(__AVX512F__)
-// Three 16-float vectors of outputs (kRowBlock x 3 accumulators in 32 zmm registers) and
-// up to kDotMaxOutputs more in dot form.
-constexpr int64_t kOnePassMaxOutputs = 48 + kDotMaxOutputs;
+// Five 16-float vectors of outputs (4 rows x 5 accumulators in 32 zmm registers) and up to
+// 8 more in a shared vector. Against the blocked step (Zen 5, D 1024, 1 and 2 threads):
+// +15 to 33% at O = 52 to 67 (four vectors), +1 to 14% at one thread and +4 to 28% at two
+// at O = 68 to 88 (four and five); six vectors (4 rows, all 24 accumulators) lost at 96.
+constexpr int64_t kOnePassMaxOutputs = 88;
 #else
 constexpr int64_t kOnePassMaxOutputs = 1;
 #endif
-constexpr int64_t kLanes = 48 + kDotMaxOutputs;  // the most outputs a thread sums db for
+constexpr int64_t kLanes = kOnePassMaxOutputs;  // the most outputs a thread sums db for
 // Lanes used for O outputs: O rounded up to whole 16-float vectors (W^T and dW^T rows).
 constexpr int64_t lanes_for(int64_t o) { return (o + 15) / 16 * 16; }
 constexpr int64_t dot_outputs_for(int64_t o) {
-  return o > 16 && o % 16 <= (o < 32 ? kDotMaxOutputs - 1 : kDotMaxOutputs) ? o % 16 : 0;
+  const int64_t n = o % 16;
+  return o > 16 && (n == 1 || (n == 2 && o > 32) || (o > 64 && n <= kDotMaxOutputs)) ? n : 0;
 }
-// Lanes of the vectors (W^T and dW^T rows): the rest of O is in dot form.
-constexpr int64_t vector_lanes(int64_t o) { return lanes_for(o - dot_outputs_for(o)); }
+// Outputs past the last whole vector that two rows share in one vector (row_block's
+// kHalf): O = 16V + h, 1 <= V <= 5, 2 <= h <= 8, where the dot form does not take them.
+// Against a zero-padded vector: +12 to 18% at O = 19 to 56, 1 and 2 threads (one FMA per
+// row pair and p instead of two; the pair's broadcast is a blend, off the FMA ports).
+constexpr int64_t half_outputs_for(int64_t o) {
+  return o > 16 && o < 96 && dot_outputs_for(o) == 0 && o % 16 >= 2 && o % 16 <= 8 ? o % 16 : 0;
+}
+// Outputs in whole vectors of their own (zero-padded past O when neither form applies).
+constexpr int64_t full_outputs_for(int64_t o) { return o - dot_outputs_for(o) - half_outputs_for(o); }
+// Row length of W^T and dW^T: the whole vectors, then the shared one (the half outputs'
+// lanes twice); the dot-form outputs follow as rows of their own.
+constexpr int64_t vector_lanes(int64_t o) {
+  return lanes_for(full_outputs_for(o)) + (half_outputs_for(o) > 0 ? 16 : 0);
+}
 // Row stride of the dot-form outputs' copies of W and of their dW rows: D padded, as rows
 // 4 KiB apart share L1 sets with X's rows (+4 to 9% at n = 8 to 12 when those were tried).
 constexpr int64_t dot_row_stride(int64_t d) { return (d + 15) / 16 * 16 + 16; }
-constexpr int64_t kRowBlock = 8;                    // rows sharing one sweep over W^T (O > 1)
+// Rows sharing one sweep over W^T (O > 1) with v vectors of W^T (a shared one counted):
+// kR x V (+ (kR + 1) / 2 shared) accumulators, at most 24 of the 32 zmm registers (the
+// rest hold W^T's vectors and broadcasts). Four vectors: 6 rows (5 rows measured the same
+// at O = 52 to 64 and 5% slower at 67); five or six: 4.
+constexpr int rows_per_block(int v) { return v <= 3 ? 8 : v == 4 ? 6 : 4; }
 constexpr int64_t kPrefetchRows = 8;                // O == 1: software prefetch distance, rows
 // Below this many elements of X one thread is faster than waking the team.
 constexpr int64_t kParallelMinElems = int64_t{1} << 15;
 
-// One thread's sums: gradient (O == 1: dw, D floats; O > 1: dW^T, D x 16V, then the n
+// One thread's sums: gradient (O == 1: dw, D floats; O > 1: dW^T, D x L, then the n
 // dot-form outputs' dW rows at stride dot_row_stride(D)), loss, db.
 struct Partial {
   Buffer grad;
@@ -137,15 +171,24 @@ void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int
   int64_t r = r0;
   for (; r + kRows <= r1; r += kRows) {
     // The block kPrefetchRows ahead: the hardware prefetcher alone left one core at
-    // ~10 GB/s on 64-float rows (prefetches never fault, so running past the end is
-    // harmless).
-    const float* ahead = x + (r + kPrefetchRows) * d;
-    for (int64_t q = 0; q < kRows * d; q += 16) _mm_prefetch(reinterpret_cast<const char*>(ahead + q), _MM_HINT_T0);
+    // ~10 GB/s on 64-float rows. Only within this thread's rows (no pointer past x).
+    if (r + kPrefetchRows + kRows <= r1) {
+      const float* ahead = x + (r + kPrefetchRows) * d;
+      for (int64_t q = 0; q < kRows * d; q += 16) _mm_prefetch(reinterpret_cast<const char*>(ahead + q), _MM_HINT_T0);
+    }
     row_block_one_output<kRows>(x + r * d, t + r, d, dv, tail, w, b0, inv_count, dw, &loss, &db);
   }
   for (; r < r1; ++r) row_block_one_output<1>(x + r * d, t + r, d, dv, tail, w, b0, inv_count, dw, &loss, &db);
   part->loss = loss;
   part->db[0] = db;
+}
+
+// Two rows' h <= 8 values in one vector, as the shared vector holds them: lo[0, h) in
+// lanes [0, h), hi[0, h) in lanes [8, 8 + h) (hi null: zeros), the rest 0. hi - 8 is
+// formed, so hi must have 8 floats before it (hi = row + 16V with V >= 1).
+inline __m512 load_pair(const float* lo, const float* hi, int64_t h) {
+  const __m512 v = _mm512_maskz_loadu_ps(low_lanes(h), lo);
+  return hi != nullptr ? _mm512_mask_loadu_ps(v, __mmask16(low_lanes(h) << 8), hi - 8) : v;
 }
 
 // acc[0] += v[0..8), acc[1] += v[8..16), in double.
@@ -164,16 +207,16 @@ inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, 
   __m512 acc[kR][J];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int j = 0; j < J; ++j) acc[i][j] = _mm512_setzero_ps();
   auto step = [&](int64_t p, __mmask16 m) {
     __m512 wj[J];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int j = 0; j < J; ++j) wj[j] = _mm512_maskz_loadu_ps(m, w + j * ldw + p);
 #pragma GCC unroll 16
     for (int i = 0; i < kR; ++i) {
       const __m512 xi = _mm512_maskz_loadu_ps(m, x + i * d + p);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int j = 0; j < J; ++j) acc[i][j] = _mm512_fmadd_ps(xi, wj[j], acc[i][j]);
     }
   };
@@ -181,7 +224,7 @@ inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, 
   if (tail) step(dv, tail);
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int j = 0; j < J; ++j) z[i * ldz + j] = _mm512_reduce_add_ps(acc[i][j]);
 }
 
@@ -193,19 +236,19 @@ inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d,
   __m512 gv[kR][J];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int j = 0; j < J; ++j) gv[i][j] = _mm512_set1_ps(g[i * ldg + j]);
   auto step = [&](int64_t p, __mmask16 m) {
     __m512 acc[J];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int j = 0; j < J; ++j) acc[j] = _mm512_maskz_loadu_ps(m, dw + j * ldw + p);
 #pragma GCC unroll 16
     for (int i = 0; i < kR; ++i) {
       const __m512 xi = _mm512_maskz_loadu_ps(m, x + i * d + p);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int j = 0; j < J; ++j) acc[j] = _mm512_fmadd_ps(gv[i][j], xi, acc[j]);
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int j = 0; j < J; ++j) _mm512_mask_storeu_ps(dw + j * ldw + p, m, acc[j]);
   };
   for (int64_t p = 0; p < dv; p += 16) step(p, __mmask16(0xFFFF));
@@ -215,7 +258,7 @@ inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d,
 // The n dot-form outputs of one row block: a copy of W's rows from o0 on, their bias, a
 // thread's dW rows for them, and its loss and db sums.
 struct DotOutputs {
-  const float* w;  // W's rows o0 .. o0 + n, at stride ld
+  const float* w;  // W's rows [o0, o0 + n), at stride ld
   const float* b;  // b + o0
   int64_t n;       // 0: every output is in the vectors
   int64_t ld;      // row stride of w and dw (d padded: rows 4 KiB apart share L1 sets with x's)
@@ -254,33 +297,57 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
   else dot_backward<kR, 3>(x, &g[0][0], kDotMaxOutputs, d, dv, tail, r.dw, r.ld);
 }
 
-// O > 1: kR rows x[0..kR) (row stride d) against W^T (d x 16V), into dW^T (d x 16V):
-// V vectors of outputs per row (O <= 16V, or O = 16V + n with kDot). Per p: V loads of W^T, kR broadcasts of x,
-// kR x V FMAs forward; the same backward plus V loads and stores of dW^T.
-template <int kR, int V, bool kDot>
+// O > 1: kR rows x[0..kR) (row stride d) against W^T (d x L), into dW^T (d x L):
+// V vectors of outputs per row (O <= 16V; or O = 16V + n with kDot; or O = 16V + h with
+// kHalf, L = 16V + 16). Per p: V loads of W^T, kR broadcasts of x, kR x V FMAs forward;
+// the same backward plus V loads and stores of dW^T. kHalf: the pair of rows 2q, 2q + 1
+// shares vector zh[q], lanes [0, 8) row 2q's last h outputs, [8, 16) row 2q + 1's (kR
+// odd: the last pair has lanes [8, 16) at 0), against W^T's lanes [16V, 16V + 8) stored
+// twice; dW^T's last vector sums the two rows' halves apart, added at the end.
+// next: the next block's kR rows (null: none), asked into L2 a line per backward step, so
+// that its forward reads them from L2, not memory (+6 to 12% at O = 16 to 51, one thread);
+// its kR rows of t at the backward's start.
+template <int kR, int V, bool kHalf, bool kDot>
 void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m512* bias, __m512 two,
-               __m512 inv, float* dwt, __m512d* loss, __m512d* db, const DotOutputs& rem, float inv_count) {
-  constexpr int64_t L = 16 * V;
-  __m512 z[kR][V];
+               __m512 inv, float* dwt, __m512d* loss, __m512d* db, const DotOutputs& rem, float inv_count,
+               const float* next) {
+  constexpr int64_t L = 16 * (V + kHalf);
+  constexpr int P = kHalf ? (kR + 1) / 2 : 1;  // row pairs sharing a vector (1 when unused)
+  const int64_t h = o - 16 * V;                // kHalf: the outputs each row has there
+  // kHalf: the pair's broadcast at row i (x_i's lanes [8, 16) on x_{i-1}'s), or a last
+  // unpaired row alone in lanes [0, 8).
+  const auto pair_x = [](int i, __m512 prev, __m512 xi) {
+    return i % 2 == 1 ? _mm512_mask_blend_ps(__mmask16(0xFF00), prev, xi) : _mm512_maskz_mov_ps(__mmask16(0x00FF), xi);
+  };
+  __m512 z[kR][V], zh[P];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < V; ++v) z[i][v] = bias[v];
+  if constexpr (kHalf) {
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) zh[q] = 2 * q + 1 < kR ? bias[V] : _mm512_maskz_mov_ps(__mmask16(0x00FF), bias[V]);
+  }
   for (int64_t p = 0; p < d; ++p) {
-    __m512 wp[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) wp[v] = _mm512_load_ps(wt + p * L + 16 * v);
+    __m512 wp[V + kHalf];
+#pragma GCC unroll 8
+    for (int v = 0; v < V + kHalf; ++v) wp[v] = _mm512_load_ps(wt + p * L + 16 * v);
+    __m512 prev = _mm512_setzero_ps();
 #pragma GCC unroll 16
     for (int i = 0; i < kR; ++i) {
       const __m512 xi = _mm512_set1_ps(x[i * d + p]);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) z[i][v] = _mm512_fmadd_ps(xi, wp[v], z[i][v]);
+      if constexpr (kHalf) {
+        if (i % 2 == 1 || i == kR - 1) zh[i / 2] = _mm512_fmadd_ps(pair_x(i, prev, xi), wp[V], zh[i / 2]);
+        prev = xi;
+      }
     }
   }
   __m512 g[kR][V];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       // tb::mse_element per lane: diff = z - t; grad = 2 diff inv; loss term diff^2.
       // Lanes past O hold 0 - 0 (zero-padded W^T and bias, masked t).
@@ -291,40 +358,65 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
       add_as_double(db + 2 * v, g[i][v]);
     }
   }
+  __m512 gh[P];
+  if constexpr (kHalf) {  // db + 2V: the even rows' sums (lanes [0, 8)), then the odd rows'
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) {
+      const float* odd = 2 * q + 1 < kR ? t + (2 * q + 1) * o + 16 * V : nullptr;
+      const __m512 diff = _mm512_sub_ps(zh[q], load_pair(t + 2 * q * o + 16 * V, odd, h));
+      gh[q] = _mm512_mul_ps(_mm512_mul_ps(two, diff), inv);
+      add_as_double(loss, _mm512_mul_ps(diff, diff));
+      add_as_double(db + 2 * V, gh[q]);
+    }
+  }
   float gr[kR][kDotMaxOutputs];
   if constexpr (kDot) dot_outputs<kR>(x, t, d, o, 16 * V, inv_count, rem, gr);
+  const int64_t next_lines = next != nullptr ? (kR * d + 15) / 16 : 0;  // 16 floats a line, at most d
+  if (next != nullptr) {  // and its targets (the loss waited on them: 3% of the block's time)
+    for (int64_t q = 0; q < kR * o; q += 16) __builtin_prefetch(t + kR * o + q, 0, 2);
+  }
   for (int64_t p = 0; p < d; ++p) {
-    __m512 acc[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) acc[v] = _mm512_load_ps(dwt + p * L + 16 * v);
+    if (p < next_lines) __builtin_prefetch(next + 16 * p, 0, 2);
+    __m512 acc[V + kHalf];
+#pragma GCC unroll 8
+    for (int v = 0; v < V + kHalf; ++v) acc[v] = _mm512_load_ps(dwt + p * L + 16 * v);
+    __m512 prev = _mm512_setzero_ps();
 #pragma GCC unroll 16
     for (int i = 0; i < kR; ++i) {
       const __m512 xi = _mm512_set1_ps(x[i * d + p]);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xi, g[i][v], acc[v]);
+      if constexpr (kHalf) {
+        if (i % 2 == 1 || i == kR - 1) acc[V] = _mm512_fmadd_ps(pair_x(i, prev, xi), gh[i / 2], acc[V]);
+        prev = xi;
+      }
     }
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) _mm512_store_ps(dwt + p * L + 16 * v, acc[v]);
+#pragma GCC unroll 8
+    for (int v = 0; v < V + kHalf; ++v) _mm512_store_ps(dwt + p * L + 16 * v, acc[v]);
   }
   if constexpr (kDot) dot_gradients<kR>(x, d, rem, gr);
 }
 
-// Rows [r0, r1) in blocks of kR = 8 (kR x V accumulators, at most 24, within the 32 zmm
-// registers). Outputs [16V, O) in dot form.
-template <int V>
+// Rows [r0, r1) in blocks of kR = rows_per_block(V + kHalf). Outputs [16V, O) in dot
+// form (kDot) or shared by row pairs (kHalf).
+template <int V, bool kHalf>
 void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                          const float* wt, const float* b, float inv_count, Partial* part) {
-  constexpr int64_t L = 16 * V;
-  constexpr int kR = kRowBlock;
+  constexpr int64_t L = 16 * (V + kHalf);
+  constexpr int kR = rows_per_block(V + kHalf);
+  static_assert(kR * V + (kHalf ? (kR + 1) / 2 : 0) <= 24);
+  static_assert(V + kHalf <= 8, "the vector loops' unroll pragmas (8) cover every vector, or z and g go to memory");
   const int64_t n = dot_outputs_for(o);
   const int64_t ld = dot_row_stride(d);
   float* dwt = part->grad.get(d * L + n * ld);
   std::fill(dwt, dwt + d * L + n * ld, 0.0f);
-  __m512 bias[V];
+  __m512 bias[V + kHalf];
   for (int v = 0; v < V; ++v) bias[v] = _mm512_maskz_loadu_ps(low_lanes(o - 16 * v), b + 16 * v);
+  if constexpr (kHalf) bias[V] = load_pair(b + 16 * V, b + 16 * V, o - 16 * V);  // b's last h outputs, twice
   const __m512 two = _mm512_set1_ps(2.0f), inv = _mm512_set1_ps(inv_count);
-  __m512d loss[2 * V], db[2 * V];
-  for (int v = 0; v < 2 * V; ++v) loss[v] = db[v] = _mm512_setzero_pd();
+  __m512d loss[2 * V], db[2 * (V + kHalf)];
+  for (int v = 0; v < 2 * V; ++v) loss[v] = _mm512_setzero_pd();
+  for (int v = 0; v < 2 * (V + kHalf); ++v) db[v] = _mm512_setzero_pd();
   double dot_loss = 0, dot_db[kDotMaxOutputs] = {};
   const DotOutputs rem{wt + d * L, b + L, n, ld, dwt + d * L, &dot_loss, dot_db};
   // The row loop twice, with and without the dot-form outputs: kept out of the loop that
@@ -333,10 +425,13 @@ void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1,
     constexpr bool kDot = decltype(dot)::value;
     int64_t r = r0;
     for (; r + kR <= r1; r += kR) {
-      row_block<kR, V, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count);
+      const float* next = r + 2 * kR <= r1 ? x + (r + kR) * d : nullptr;  // never past this thread's rows
+      row_block<kR, V, kHalf, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count,
+                                    next);
     }
     for (; r < r1; ++r) {
-      row_block<1, V, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count);
+      row_block<1, V, kHalf, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count,
+                                   nullptr);
     }
   };
   if (n > 0) sweep(std::true_type{});
@@ -345,17 +440,34 @@ void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1,
   for (int v = 1; v < 2 * V; ++v) loss_sum = _mm512_add_pd(loss_sum, loss[v]);
   part->loss = _mm512_reduce_add_pd(loss_sum) + dot_loss;
   alignas(64) double lanes[L];
-  for (int v = 0; v < 2 * V; ++v) _mm512_store_pd(lanes + 8 * v, db[v]);
-  std::copy(lanes, lanes + L, part->db);
+  for (int v = 0; v < 2 * (V + kHalf); ++v) _mm512_store_pd(lanes + 8 * v, db[v]);
+  std::copy(lanes, lanes + 16 * V, part->db);
+  if constexpr (kHalf) {  // the even and the odd rows' sums of each half output
+    for (int64_t j = 0; j < 8; ++j) part->db[16 * V + j] = lanes[16 * V + j] + lanes[16 * V + 8 + j];
+  } else {
+    std::copy(lanes + 16 * V, lanes + L, part->db + 16 * V);
+  }
   std::copy(dot_db, dot_db + n, part->db + L);
 }
 
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
-  switch (vector_lanes(o) / 16) {
-    case 1: rows_many_outputs_v<1>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    case 2: rows_many_outputs_v<2>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    default: rows_many_outputs_v<3>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+  const int64_t v = lanes_for(full_outputs_for(o)) / 16;
+  if (half_outputs_for(o) > 0) {
+    switch (v) {
+      case 1: rows_many_outputs_v<1, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+      case 2: rows_many_outputs_v<2, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+      case 3: rows_many_outputs_v<3, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+      case 4: rows_many_outputs_v<4, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+      default: rows_many_outputs_v<5, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    }
+  }
+  switch (v) {
+    case 1: rows_many_outputs_v<1, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 2: rows_many_outputs_v<2, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 3: rows_many_outputs_v<3, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 4: rows_many_outputs_v<4, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    default: rows_many_outputs_v<5, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
   }
 }
 
@@ -424,15 +536,25 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
   Partial* part = parts.data();
   int team = 1;
 
+  const int64_t o_vec = o - n_dot;  // outputs in W^T's and dW^T's lanes [0, o_vec) (then dot form)
+  const int64_t o_full = full_outputs_for(o), n_half = half_outputs_for(o);  // o_vec = o_full + n_half
   // tid of n threads: pack a slice of W^T, sum its rows, then reduce a slice of D.
   auto body = [&](int tid, int n) {
+    // The slice of D, in whole 16-float lines (the transposes' 16 x 16 register blocks).
+    const int64_t lines = (d + 15) / 16;
+    const int64_t p_lo = std::min(d, lines * tid / n * 16), p_hi = std::min(d, lines * (tid + 1) / n * 16);
     if (wt != nullptr) {
-      for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
-        for (int64_t j = 0; j < L; ++j) wt[p * L + j] = j < o ? w[j * d + p] : 0.0f;
+      // W's rows lie d floats apart: element by element with p outer (48 rows of 4 KiB
+      // in one L1 set at D 1024) the pack and the final dW^T -> dW took 12% of the step
+      // at O = 48; as 16 x 16 register transposes they read and write whole lines.
+      gemm_detail::transpose<Transposer>(w + p_lo, d, o_vec, p_hi - p_lo, wt + p_lo * L, L);
+      for (int64_t p = p_lo; p < p_hi; ++p) {
+        std::fill(wt + p * L + o_vec, wt + (p + 1) * L, 0.0f);
+        if (n_half > 0) std::copy_n(wt + p * L + o_full, 8, wt + p * L + o_full + 8);  // the shared vector's twin half
       }
       for (int64_t j = 0; j < n_dot; ++j) {  // the dot-form rows of W, after W^T
         const float* row = w + (L + j) * d;
-        std::copy(row + d * tid / n, row + d * (tid + 1) / n, wt + d * L + j * ld_dot + d * tid / n);
+        std::copy(row + p_lo, row + p_hi, wt + d * L + j * ld_dot + p_lo);
       }
     }
     if (n > 1) {
@@ -446,16 +568,28 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     if (n > 1) {
 #pragma omp barrier
     }
-    const int64_t stride = o == 1 ? 1 : L, o_vec = o - n_dot;
-    for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
-      for (int64_t j = 0; j < o_vec; ++j) {
+    if (o == 1) {
+      for (int64_t p = p_lo; p < p_hi; ++p) {
         float s = 0.0f;
-        for (int k = 0; k < n; ++k) s += part[k].grad.data()[p * stride + j];
-        dw[j * d + p] = s;
+        for (int k = 0; k < n; ++k) s += part[k].grad.data()[p];
+        dw[p] = s;
+      }
+    } else {
+      // Rows [p_lo, p_hi) of dW^T summed over the threads in thread order into thread 0's
+      // (nobody else reads them now), then transposed into dW's columns.
+      float* sum = part[0].grad.data();
+      for (int k = 1; k < n; ++k) {
+        const float* gk = part[k].grad.data();
+#pragma omp simd
+        for (int64_t e = p_lo * L; e < p_hi * L; ++e) sum[e] += gk[e];
+      }
+      gemm_detail::transpose<Transposer>(sum + p_lo * L, L, p_hi - p_lo, o_full, dw + p_lo, d);
+      for (int64_t p = p_lo; p < p_hi; ++p) {  // the shared vector: the even rows' sums + the odd rows'
+        for (int64_t j = o_full; j < o_vec; ++j) dw[j * d + p] = sum[p * L + j] + sum[p * L + j + 8];
       }
     }
     for (int64_t j = o_vec; j < o; ++j) {  // the dot-form outputs' rows, after dW^T (d x L)
-      for (int64_t p = d * tid / n; p < d * (tid + 1) / n; ++p) {
+      for (int64_t p = p_lo; p < p_hi; ++p) {
         float s = 0.0f;
         for (int k = 0; k < n; ++k) s += part[k].grad.data()[d * L + (j - o_vec) * ld_dot + p];
         dw[j * d + p] = s;

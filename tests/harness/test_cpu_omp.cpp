@@ -72,8 +72,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{{7, 1}, Task::kRegression, 203, 32, 1, false, 0, 0},
                       Case{{7, 1}, Task::kRegression, 203, 32, 2, true, 0, 0},
                       Case{{13, 3}, Task::kRegression, 150, 17, 2, false, 0.9, 1e-3},
-                      // wider than the one-pass step: the blocked one (96-row blocks)
+                      // two rows sharing a vector of outputs (37 = 2 x 16 + 5), then four vectors
+                      // (6-row blocks) in the one-pass step; batch x D above its parallel threshold
+                      Case{{64, 37}, Task::kRegression, 1200, 600, 2, true, 0, 0},
+                      Case{{64, 60}, Task::kRegression, 1100, 550, 2, true, 0.9, 0},
+                      // four vectors and a shared one (4-row blocks); five and a shared one, above
+                      // the parallel threshold
                       Case{{40, 70}, Task::kRegression, 203, 100, 2, true, 0.9, 1e-3},
+                      Case{{64, 85}, Task::kRegression, 1100, 550, 2, true, 0.9, 1e-3},
+                      // wider than the one-pass step: the blocked one (96-row blocks)
                       Case{{30, 130}, Task::kRegression, 150, 150, 1, false, 0, 0},
                       Case{{9, 11, 5}, Task::kClassification, 211, 25, 1, true, 0, 0},
                       Case{{9, 11, 5}, Task::kClassification, 211, 25, 2, false, 0.5, 1e-2},

@@ -2,12 +2,16 @@
 // (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
 // squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
 // around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 47, 48, 49, 64), the
-// one-pass sweep's dot-form outputs (O = 16V + 1 to 3: 17, 18, 33 to 35, 49 to 51, D
-// around 16, also above the parallel threshold with D and row tails), row counts around
-// the 8-row blocks, both sides of the parallel threshold, 1 and 2 threads. The blocked
-// path (O > 51, or called directly for any O) also around its 96-row blocks, the
-// micro-tiles (12 x 32, 6 x 16) and the forward's K slices, on every GEMM kernel this
-// CPU runs, bitwise equal for 1, 2 and 3 threads.
+// one-pass sweep's dot-form outputs (O = 17, 33, 34, 49, 50, 65 to 67, 81 to 83, D around
+// 16, also above the parallel threshold with D and row tails), the outputs two rows share
+// in one vector (O = 18 to 24, 35 to 40, 51 to 56, 68 to 72, 84 to 88, with row tails and
+// every block size), four vectors (O = 52 to 67, 6-row blocks) and five (73 to 88, 4-row
+// blocks), row counts around the blocks, both sides of the parallel threshold, 1, 2 and
+// 3 threads, and a narrower O after a wider one with the same vector count (the reused
+// W^T's padding lanes must be zeroed again). The blocked path (O > 88, or called
+// directly for any O) also around its 96-row blocks, the micro-tiles (12 x 32, 6 x 16)
+// and the forward's K slices, on every GEMM kernel this CPU runs, bitwise equal for 1, 2
+// and 3 threads.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -86,15 +90,37 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
   const std::vector<Shape> shapes = {{1, 1, 1},    {7, 5, 1},    {9, 64, 1},   {1024, 64, 1},  {600, 100, 1},
                                      {8, 16, 2},   {17, 33, 3},  {16, 15, 16}, {100, 1, 16},   {257, 64, 16},
                                      {513, 1024, 16}, {40, 200, 9},
-                                     // two or three vectors of outputs (O > 16)
-                                     {9, 65, 32}, {16, 128, 48}, {23, 17, 47}, {29, 47, 19},
-                                     // 1 to 3 outputs past whole vectors, as dot products (the last
-                                     // two above the parallel threshold: D and W split, row tails)
+                                     // two or three vectors of outputs (O > 16), padded ones (25 to 31,
+                                     // 41 to 47), above the parallel threshold too; D < 16 there leaves
+                                     // a thread an empty slice of D
+                                     {9, 65, 32}, {16, 128, 48}, {23, 17, 47}, {29, 47, 19}, {19, 33, 29},
+                                     {1030, 40, 27}, {40000, 1, 20}, {5000, 7, 34},
+                                     // past whole vectors: 1 output (2 from two vectors on) as dot
+                                     // products, 2 to 8 in a vector two rows share (these shapes were
+                                     // all dot form before the shared vector; kept as they are); the
+                                     // last four above the parallel threshold: D and W split, row tails
                                      {37, 20, 17}, {70, 33, 33}, {23, 17, 49}, {8, 16, 18}, {31, 100, 35},
                                      {17, 15, 34}, {13, 1, 51}, {41, 18, 50}, {300, 64, 33}, {1101, 33, 35},
-                                     {2051, 17, 51},
+                                     {2051, 17, 51}, {1101, 33, 33}, {2049, 17, 50},
+                                     // 2 to 8 outputs past whole vectors in a vector two rows share (row
+                                     // tails leave the last pair half empty; 6-row blocks from 51); then
+                                     // narrower or padded O reusing the same W^T lanes (stale twin halves)
+                                     {9, 40, 18}, {15, 17, 19}, {23, 33, 24}, {17, 65, 35}, {7, 3, 37},
+                                     {8, 100, 40}, {25, 33, 52}, {19, 50, 53}, {6, 64, 56}, {12, 30, 56},
+                                     {13, 29, 53}, {10, 20, 40}, {21, 19, 37}, {11, 21, 41}, {1101, 33, 40},
+                                     {2053, 17, 56}, {1027, 40, 19},
+                                     // four vectors (6-row blocks), with dot-form outputs from 65; 63
+                                     // after 64 reuses W^T with a stale lane 63
+                                     {23, 17, 52}, {65, 300, 64}, {29, 31, 63}, {97, 40, 65}, {11, 16, 66},
+                                     {1101, 33, 67}, {2053, 17, 60},
+                                     // four vectors and a shared one (4-row blocks, so row tails of 1 to 3),
+                                     // five vectors padded, whole, with 1 to 3 in dot form, with a shared
+                                     // one; narrower after wider (stale lanes); above the threshold
+                                     {7, 19, 68}, {13, 33, 72}, {6, 17, 73}, {9, 40, 79}, {11, 16, 80},
+                                     {5, 31, 81}, {14, 18, 83}, {15, 33, 84}, {10, 20, 88}, {11, 21, 85},
+                                     {12, 22, 77}, {1101, 33, 70}, {2053, 17, 88}, {1030, 40, 75}, {1027, 33, 82},
                                      // wider: the blocked path
-                                     {23, 17, 52}, {65, 300, 64}, {97, 40, 65}, {1, 3, 100}, {200, 129, 130}};
+                                     {3, 19, 89}, {1, 3, 100}, {200, 129, 130}};
   for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
 }
 
@@ -148,7 +174,8 @@ INSTANTIATE_TEST_SUITE_P(Kernels, LinearStepBlocked, ::testing::ValuesIn(gemm_ke
 
 TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
   ThreadScope threads(GetParam());
-  for (const int64_t o : {int64_t{3}, int64_t{34}, int64_t{60}}) {  // one-pass, with dot form, blocked
+  // one-pass; dot form; a shared vector; 4 vectors; 5 vectors + a shared one; blocked
+  for (const int64_t o : {int64_t{3}, int64_t{33}, int64_t{40}, int64_t{60}, int64_t{88}, int64_t{90}}) {
     const std::vector<float> w = random_vec(o * 4, 1), b = random_vec(o, 2);
     std::vector<float> dw(o * 4, 5.0f), db(o, 5.0f);
     EXPECT_EQ(linear_mse_step(nullptr, nullptr, 0, 4, o, w.data(), b.data(), 1.0f, dw.data(), db.data()), 0.0);
@@ -158,7 +185,8 @@ TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
 }
 
 TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
-  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{33}, int64_t{40}, int64_t{50}, int64_t{100}}) {
+  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{24}, int64_t{33}, int64_t{40}, int64_t{50}, int64_t{56},
+                          int64_t{64}, int64_t{67}, int64_t{72}, int64_t{83}, int64_t{88}, int64_t{100}}) {
     SCOPED_TRACE("O = " + std::to_string(o));
     const int64_t rows = 4096, d = 64;  // above the parallel threshold
     const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
@@ -189,7 +217,7 @@ TEST(LinearStepCpuEdge, RejectsUnsupportedShapes) {
   EXPECT_THROW(linear_mse_step(&v, &v, -1, 1, 1, &v, &v, 1.0f, &v, &v), std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, LinearStepCpu, ::testing::Values(1, 2),
+INSTANTIATE_TEST_SUITE_P(Threads, LinearStepCpu, ::testing::Values(1, 2, 3),
                          [](const ::testing::TestParamInfo<int>& i) { return "t" + std::to_string(i.param); });
 
 }  // namespace
