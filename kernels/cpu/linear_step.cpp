@@ -5,7 +5,8 @@
 //           term, then dw += g x from the same row still in registers/L1.
 //   O > 1:  blocks of rows_per_block rows; the forward sweep over p keeps V = 1 to 5 vectors
 //           of 16 outputs per row (W^T packed once per step as D x L, zero-padded), then
-//           the backward sweep adds g_i x_i[p] into a private dW^T (D x L) row p.
+//           the backward sweep adds g_i x_i[p] into a private dW^T (D x L) row p (five or
+//           six vectors: one backward for two 4-row blocks, row_superblock).
 //           O = 16V + n, n not 0, takes the n outputs past the whole vectors in one of
 //           three forms (dot_outputs_for, half_outputs_for): as dot products along D
 //           (dot_forward / dot_backward on the block's rows, still in L1/L2); as one
@@ -100,6 +101,14 @@ constexpr int64_t dot_row_stride(int64_t d) { return (d + 15) / 16 * 16 + 16; }
 // rest hold W^T's vectors and broadcasts). Four vectors: 6 rows (5 rows measured the same
 // at O = 52 to 64 and 5% slower at 67); five or six: 4.
 constexpr int rows_per_block(int v) { return v <= 3 ? 8 : v == 4 ? 6 : 4; }
+// Row blocks that share one backward (row_superblock), and the columns p of dW^T it holds
+// in registers. For five or six vectors (4-row blocks), two blocks, two columns: against
+// row_block's backward per block (Intel Xeon, Ice Lake, D 1024, one thread, median of 4 to
+// 6 alternating rounds) +3 to 10% at O = 70, 76, 82, 84, 86, 88, -1 to -5% (within its
+// rounds' spread) at 80; three or four blocks, or four columns, slower. Four vectors
+// (6-row blocks) sharing two: 10 to 15% slower at O = 64 and 67.
+constexpr int super_blocks(int v) { return v >= 5 ? 2 : 1; }
+constexpr int kSuperColumns = 2;
 constexpr int64_t kPrefetchRows = 8;                // O == 1: software prefetch distance, rows
 // Below this many elements of X one thread is faster than waking the team.
 constexpr int64_t kParallelMinElems = int64_t{1} << 15;
@@ -304,21 +313,24 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
 // shares vector zh[q], lanes [0, 8) row 2q's last h outputs, [8, 16) row 2q + 1's (kR
 // odd: the last pair has lanes [8, 16) at 0), against W^T's lanes [16V, 16V + 8) stored
 // twice; dW^T's last vector sums the two rows' halves apart, added at the end.
-// next: the next block's kR rows (null: none), asked into L2 a line per backward step, so
-// that its forward reads them from L2, not memory (+6 to 12% at O = 16 to 51, one thread);
-// its kR rows of t at the backward's start.
-template <int kR, int V, bool kHalf, bool kDot>
-void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m512* bias, __m512 two,
-               __m512 inv, float* dwt, __m512d* loss, __m512d* db, const DotOutputs& rem, float inv_count,
-               const float* next) {
+constexpr int pairs_of(int rows, bool half) { return half ? (rows + 1) / 2 : 1; }
+
+// kHalf: the pair's broadcast at row i (x_i's lanes [8, 16) on x_{i-1}'s), or a last
+// unpaired row alone in lanes [0, 8).
+inline __m512 pair_x(int i, __m512 prev, __m512 xi) {
+  return i % 2 == 1 ? _mm512_mask_blend_ps(__mmask16(0xFF00), prev, xi) : _mm512_maskz_mov_ps(__mmask16(0x00FF), xi);
+}
+
+// The forward of kR rows: z = x W^T + b, then per lane tb::mse_element's loss term and
+// gradient, g[i][v] (and the shared vector's gh[q]), the loss and db summed in double.
+template <int kR, int V, bool kHalf>
+[[gnu::always_inline]] inline void forward_rows(const float* x, const float* t, int64_t d, int64_t o, const float* wt,
+                                                const __m512* bias, __m512 two, __m512 inv, __m512d* loss,
+                                                __m512d* db, __m512 (&g)[kR][V],
+                                                __m512 (&gh)[pairs_of(kR, kHalf)]) {
   constexpr int64_t L = 16 * (V + kHalf);
-  constexpr int P = kHalf ? (kR + 1) / 2 : 1;  // row pairs sharing a vector (1 when unused)
-  const int64_t h = o - 16 * V;                // kHalf: the outputs each row has there
-  // kHalf: the pair's broadcast at row i (x_i's lanes [8, 16) on x_{i-1}'s), or a last
-  // unpaired row alone in lanes [0, 8).
-  const auto pair_x = [](int i, __m512 prev, __m512 xi) {
-    return i % 2 == 1 ? _mm512_mask_blend_ps(__mmask16(0xFF00), prev, xi) : _mm512_maskz_mov_ps(__mmask16(0x00FF), xi);
-  };
+  constexpr int P = pairs_of(kR, kHalf);
+  const int64_t h = o - 16 * V;  // kHalf: the outputs each row has there
   __m512 z[kR][V], zh[P];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
@@ -344,7 +356,6 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
       }
     }
   }
-  __m512 g[kR][V];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i) {
 #pragma GCC unroll 8
@@ -358,7 +369,6 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
       add_as_double(db + 2 * v, g[i][v]);
     }
   }
-  __m512 gh[P];
   if constexpr (kHalf) {  // db + 2V: the even rows' sums (lanes [0, 8)), then the odd rows'
 #pragma GCC unroll 8
     for (int q = 0; q < P; ++q) {
@@ -369,6 +379,24 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
       add_as_double(db + 2 * V, gh[q]);
     }
   }
+}
+
+// next: rows of the next block (null: none), asked into L2 a line per backward step, so
+// that its forward reads them from L2, not memory (+6 to 12% at O = 16 to 51, one thread).
+inline void prefetch_line(const float* next, int64_t line, int64_t lines) {
+  if (line < lines) __builtin_prefetch(next + 16 * line, 0, 2);
+}
+
+// One row block (kR rows, the whole block's g in registers): forward_rows, then dW^T +=
+// x_i g_i row after row, V (+1) vectors of dW^T loaded and stored per p. next: the next
+// block's kR rows (its kR rows of t asked for at the backward's start).
+template <int kR, int V, bool kHalf, bool kDot>
+void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m512* bias, __m512 two,
+               __m512 inv, float* dwt, __m512d* loss, __m512d* db, const DotOutputs& rem, float inv_count,
+               const float* next) {
+  constexpr int64_t L = 16 * (V + kHalf);
+  __m512 g[kR][V], gh[pairs_of(kR, kHalf)];
+  forward_rows<kR, V, kHalf>(x, t, d, o, wt, bias, two, inv, loss, db, g, gh);
   float gr[kR][kDotMaxOutputs];
   if constexpr (kDot) dot_outputs<kR>(x, t, d, o, 16 * V, inv_count, rem, gr);
   const int64_t next_lines = next != nullptr ? (kR * d + 15) / 16 : 0;  // 16 floats a line, at most d
@@ -376,7 +404,7 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
     for (int64_t q = 0; q < kR * o; q += 16) __builtin_prefetch(t + kR * o + q, 0, 2);
   }
   for (int64_t p = 0; p < d; ++p) {
-    if (p < next_lines) __builtin_prefetch(next + 16 * p, 0, 2);
+    prefetch_line(next, p, next_lines);
     __m512 acc[V + kHalf];
 #pragma GCC unroll 8
     for (int v = 0; v < V + kHalf; ++v) acc[v] = _mm512_load_ps(dwt + p * L + 16 * v);
@@ -397,6 +425,86 @@ void row_block(const float* x, const float* t, int64_t d, int64_t o, const float
   if constexpr (kDot) dot_gradients<kR>(x, d, rem, gr);
 }
 
+// S row blocks of kR rows, one backward over all S kR of them. With 4-row blocks (five or
+// six vectors, kR x V accumulators fill the registers) row_block's backward moves V (+1)
+// vectors of dW^T (D x L, 320 KiB at O = 80: in L2) in and out per 4 rows, which L2 can
+// barely feed; here each block's g goes to gs (S kR x L floats, L1), and the backward
+// holds kP columns p of dW^T in registers while every row adds x_i[p] g_i to them: dW^T
+// moves once per S kR rows. The FMAs' order per dW^T element is row_block's (row after
+// row), so the sums are bitwise the same. next: the next S kR rows (null: none).
+template <int kR, int S, int V, bool kHalf, bool kDot>
+void row_superblock(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m512* bias,
+                    __m512 two, __m512 inv, float* dwt, __m512d* loss, __m512d* db, const DotOutputs& rem,
+                    float inv_count, const float* next) {
+  constexpr int64_t L = 16 * (V + kHalf);
+  constexpr int N = S * kR, P = pairs_of(kR, kHalf);
+  static_assert(kR % 2 == 0, "row pairs of the shared vector never straddle two blocks");
+  alignas(64) float gs[N][L];  // g of every row: V whole vectors, then the shared one per pair (rows 2q)
+  float gr[S][kR][kDotMaxOutputs];
+  for (int s = 0; s < S; ++s) {
+    __m512 g[kR][V], gh[P];
+    forward_rows<kR, V, kHalf>(x + s * kR * d, t + s * kR * o, d, o, wt, bias, two, inv, loss, db, g, gh);
+#pragma GCC unroll 16
+    for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) _mm512_store_ps(&gs[s * kR + i][16 * v], g[i][v]);
+    if constexpr (kHalf) {
+#pragma GCC unroll 8
+      for (int q = 0; q < P; ++q) _mm512_store_ps(&gs[s * kR + 2 * q][16 * V], gh[q]);
+    }
+    if constexpr (kDot) dot_outputs<kR>(x + s * kR * d, t + s * kR * o, d, o, 16 * V, inv_count, rem, gr[s]);
+  }
+  if (next != nullptr) {
+    for (int64_t q = 0; q < N * o; q += 16) __builtin_prefetch(t + N * o + q, 0, 2);
+  }
+  const int64_t next_lines = next != nullptr ? (N * d + 15) / 16 : 0;
+  // kP columns of dW^T from p on: (V + kHalf) kP accumulators; per row, V (+1) loads of g
+  // (L1) serve kP x V FMAs.
+  const auto columns = [&](auto kp, int64_t p) {
+    constexpr int kP = decltype(kp)::value;
+    __m512 acc[kP][V + kHalf];
+#pragma GCC unroll 4
+    for (int c = 0; c < kP; ++c)
+#pragma GCC unroll 8
+      for (int v = 0; v < V + kHalf; ++v) acc[c][v] = _mm512_load_ps(dwt + (p + c) * L + 16 * v);
+    __m512 prev[kP];
+#pragma GCC unroll 16
+    for (int i = 0; i < N; ++i) {
+      __m512 xi[kP];
+#pragma GCC unroll 4
+      for (int c = 0; c < kP; ++c) xi[c] = _mm512_set1_ps(x[i * d + p + c]);
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        const __m512 gv = _mm512_load_ps(&gs[i][16 * v]);
+#pragma GCC unroll 4
+        for (int c = 0; c < kP; ++c) acc[c][v] = _mm512_fmadd_ps(xi[c], gv, acc[c][v]);
+      }
+      if constexpr (kHalf) {
+        if (i % 2 == 1) {
+          const __m512 gv = _mm512_load_ps(&gs[i - 1][16 * V]);
+#pragma GCC unroll 4
+          for (int c = 0; c < kP; ++c) acc[c][V] = _mm512_fmadd_ps(pair_x(i, prev[c], xi[c]), gv, acc[c][V]);
+        }
+#pragma GCC unroll 4
+        for (int c = 0; c < kP; ++c) prev[c] = xi[c];
+      }
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < kP; ++c)
+#pragma GCC unroll 8
+      for (int v = 0; v < V + kHalf; ++v) _mm512_store_ps(dwt + (p + c) * L + 16 * v, acc[c][v]);
+  };
+  constexpr int kP = kSuperColumns;
+  int64_t p = 0, line = 0;
+  for (; p + kP <= d; p += kP) {
+    for (int k = 0; k < (N * kP + 15) / 16; ++k) prefetch_line(next, line++, next_lines);
+    columns(std::integral_constant<int, kP>{}, p);
+  }
+  for (; p < d; ++p) columns(std::integral_constant<int, 1>{}, p);
+  if constexpr (kDot) {
+    for (int s = 0; s < S; ++s) dot_gradients<kR>(x + s * kR * d, d, rem, gr[s]);
+  }
+}
 // Rows [r0, r1) in blocks of kR = rows_per_block(V + kHalf). Outputs [16V, O) in dot
 // form (kDot) or shared by row pairs (kHalf).
 template <int V, bool kHalf>
@@ -423,7 +531,15 @@ void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1,
   // has none, they cost nothing there.
   const auto sweep = [&](auto dot) {
     constexpr bool kDot = decltype(dot)::value;
+    constexpr int S = super_blocks(V + kHalf);
     int64_t r = r0;
+    if constexpr (S > 1) {
+      for (; r + S * kR <= r1; r += S * kR) {
+        const float* next = r + 2 * S * kR <= r1 ? x + (r + S * kR) * d : nullptr;
+        row_superblock<kR, S, V, kHalf, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem,
+                                              inv_count, next);
+      }
+    }
     for (; r + kR <= r1; r += kR) {
       const float* next = r + 2 * kR <= r1 ? x + (r + kR) * d : nullptr;  // never past this thread's rows
       row_block<kR, V, kHalf, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count,

@@ -119,6 +119,9 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      {7, 19, 68}, {13, 33, 72}, {6, 17, 73}, {9, 40, 79}, {11, 16, 80},
                                      {5, 31, 81}, {14, 18, 83}, {15, 33, 84}, {10, 20, 88}, {11, 21, 85},
                                      {12, 22, 77}, {1101, 33, 70}, {2053, 17, 88}, {1030, 40, 75}, {1027, 33, 82},
+                                     // 4-row blocks sharing one backward, 8 rows: whole (8, 16), with a
+                                     // block and a row after; D below, at and one past its 2 columns
+                                     {8, 1, 80}, {16, 2, 72}, {21, 3, 85}, {8, 5, 81}, {17, 1, 70},
                                      // wider: the blocked path
                                      {3, 19, 89}, {1, 3, 100}, {200, 129, 130}};
   for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
