@@ -121,7 +121,7 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      {12, 22, 77}, {1101, 33, 70}, {2053, 17, 88}, {1030, 40, 75}, {1027, 33, 82},
                                      // 4-row blocks sharing one backward, 8 rows: whole (8, 16), with a
                                      // block and a row after; D below, at and one past its 2 columns
-                                     {8, 1, 80}, {16, 2, 72}, {21, 3, 85}, {8, 5, 81}, {17, 1, 70},
+                                     {8, 1, 80}, {16, 2, 72}, {21, 3, 85}, {8, 5, 81}, {17, 1, 70}, {13, 3, 82},
                                      // wider: the blocked path
                                      {3, 19, 89}, {1, 3, 100}, {200, 129, 130}};
   for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
