@@ -566,25 +566,24 @@ void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1,
   std::copy(dot_db, dot_db + n, part->db + L);
 }
 
+// V = v (1 to 5) as a template argument.
+template <bool kHalf>
+void rows_many_outputs_h(int64_t v, const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
+                         const float* wt, const float* b, float inv_count, Partial* part) {
+  switch (v) {
+    case 1: rows_many_outputs_v<1, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 2: rows_many_outputs_v<2, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 3: rows_many_outputs_v<3, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    case 4: rows_many_outputs_v<4, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+    default: rows_many_outputs_v<5, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
+  }
+}
+
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
   const int64_t v = lanes_for(full_outputs_for(o)) / 16;
-  if (half_outputs_for(o) > 0) {
-    switch (v) {
-      case 1: rows_many_outputs_v<1, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-      case 2: rows_many_outputs_v<2, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-      case 3: rows_many_outputs_v<3, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-      case 4: rows_many_outputs_v<4, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-      default: rows_many_outputs_v<5, true>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    }
-  }
-  switch (v) {
-    case 1: rows_many_outputs_v<1, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    case 2: rows_many_outputs_v<2, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    case 3: rows_many_outputs_v<3, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    case 4: rows_many_outputs_v<4, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-    default: rows_many_outputs_v<5, false>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
-  }
+  if (half_outputs_for(o) > 0) rows_many_outputs_h<true>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
+  else rows_many_outputs_h<false>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
 }
 
 #else  // portable: one output as plain loops (wider O take the blocked step, see linear_step.h)
