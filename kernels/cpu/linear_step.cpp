@@ -3,7 +3,9 @@
 // Per thread, over its share of the rows:
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
-//   O > 1:  blocks of rows_per_block rows; the forward sweep over p keeps V = 1 to 5 vectors
+//   2 <= O <= 20: blocks of 6 rows, every output as dot products along D, 4 outputs a
+//           sweep (rows_dot_only): z = x_i . w_j, the loss term, then dW_j += g_ij x_i.
+//   O > 20: blocks of rows_per_block rows; the forward sweep over p keeps V = 1 to 5 vectors
 //           of 16 outputs per row (W^T packed once per step as D x L, zero-padded), then
 //           the backward sweep adds g_i x_i[p] into a private dW^T (D x L) row p (five or
 //           six vectors: one backward for two 4-row blocks, row_superblock).
@@ -63,6 +65,21 @@ using Transposer = gemm_detail::Portable;
 // n = 2 and 3 in dot form +2 to 17%. So: n = 1; n = 2 from two vectors on; n = 3 from
 // four vectors on.
 constexpr int64_t kDotMaxOutputs = 3;
+// Up to this many outputs (O >= 2) every output goes in dot form, kDotGroup at a time
+// (rows_dot_only), none in a vector. With one vector of W^T (O <= 16, or 17 to 24 with a
+// shared one) every FMA needs its own broadcast of x: 9 zmm loads per 8 FMAs, and an Intel
+// Xeon (Ice Lake) loads zmm at about 1.25 a cycle (ymm at 2; measured by an asm loop);
+// O < 16 also pads the vector. The dot form loads kDotRows + kDotGroup vectors per
+// kDotRows x kDotGroup FMAs. Against the vector forms (Ice Lake, D 1024, X streamed from
+// memory, one thread, best of 7 in 3 to 5 alternating rounds): O = 4 2.7x, 8 1.84x, 12
+// 1.36x, 16 1.10x, 17 +5 to 16%, 18 +18%, 20 +9%; 22 -4% and 24 -2% (within the rounds'
+// spread), so not past 20. Two threads: O = 8 +73%, 16 +4%, 17 +9%.
+constexpr int64_t kAllDotMaxOutputs = 20;
+// Outputs per dot-form sweep (accumulators kR x kDotGroup, at most 24), and rows per block
+// when every output is in dot form (their backward holds kR x kDotGroup broadcasts of g).
+// 6 rows against 4 and 8 at O = 4 to 16: 6 faster by 4 to 27%.
+constexpr int kDotGroup = 4;
+constexpr int kDotRows = 6;
 #if defined(__AVX512F__)
 // Five 16-float vectors of outputs (4 rows x 5 accumulators in 32 zmm registers) and up to
 // 8 more in a shared vector. Against the blocked step (Zen 5, D 1024, 1 and 2 threads):
@@ -76,6 +93,7 @@ constexpr int64_t kLanes = kOnePassMaxOutputs;  // the most outputs a thread sum
 // Lanes used for O outputs: O rounded up to whole 16-float vectors (W^T and dW^T rows).
 constexpr int64_t lanes_for(int64_t o) { return (o + 15) / 16 * 16; }
 constexpr int64_t dot_outputs_for(int64_t o) {
+  if (o >= 2 && o <= kAllDotMaxOutputs) return o;
   const int64_t n = o % 16;
   return o > 16 && (n == 1 || (n == 2 && o > 32) || (o > 64 && n <= kDotMaxOutputs)) ? n : 0;
 }
@@ -276,17 +294,35 @@ struct DotOutputs {
   double* db;  // n
 };
 
-// All n <= 3 outputs at once: kR x n accumulators (at most 24) and n rows of W in registers.
-// g: their z, then their gradients, kR x kDotMaxOutputs.
-template <int kR>
+// f(std::integral_constant<int, J>) with J = min(j, kMax): a dot-form sweep's output
+// count as a template argument.
+template <int kMax, class F>
+inline void with_outputs(int64_t j, F&& f) {
+  if constexpr (kMax > 1) {
+    if (j < kMax) return with_outputs<kMax - 1>(j, f);
+  }
+  f(std::integral_constant<int, kMax>{});
+}
+
+// Outputs per dot-form sweep for kR rows: kR x J accumulators, at most 24 of the 32 zmm
+// registers (the rest hold W's rows and x's vectors).
+constexpr int dot_group_for(int rows) { return std::min(kDotGroup, 24 / rows); }
+
+// The n outputs from o0 on, dot_group_for(kR) at a time: z into g, then tb::mse_element
+// per output, g their gradients (kR x kCols; the loss and db summed row after row).
+template <int kR, int kCols>
 void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o0, float inv_count,
-                 const DotOutputs& r, float (&g)[kR][kDotMaxOutputs]) {
-  static_assert(kDotMaxOutputs == 3 && kR * kDotMaxOutputs <= 24, "accumulators within the 32 zmm registers");
+                 const DotOutputs& r, float (&g)[kR][kCols]) {
+  constexpr int kJ = dot_group_for(kR);
   const int64_t dv = d / 16 * 16;
   const __mmask16 tail = low_lanes(d - dv);
-  if (r.n == 1) dot_forward<kR, 1>(x, r.w, r.ld, d, dv, tail, &g[0][0], kDotMaxOutputs);
-  else if (r.n == 2) dot_forward<kR, 2>(x, r.w, r.ld, d, dv, tail, &g[0][0], kDotMaxOutputs);
-  else dot_forward<kR, 3>(x, r.w, r.ld, d, dv, tail, &g[0][0], kDotMaxOutputs);
+  const int64_t sweeps = (r.n + kJ - 1) / kJ;  // as even as can be: 16 in 3s is 2 3 3 2 3 3
+  for (int64_t k = 0; k < sweeps; ++k) {
+    const int64_t j0 = r.n * k / sweeps;
+    with_outputs<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
+      dot_forward<kR, decltype(j)::value>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols);
+    });
+  }
   for (int i = 0; i < kR; ++i) {
     for (int64_t k = 0; k < r.n; ++k) {
       float gk;
@@ -297,13 +333,46 @@ void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o
   }
 }
 
-template <int kR>
-void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (&g)[kR][kDotMaxOutputs]) {
+template <int kR, int kCols>
+void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (&g)[kR][kCols]) {
+  constexpr int kJ = dot_group_for(kR);
   const int64_t dv = d / 16 * 16;
   const __mmask16 tail = low_lanes(d - dv);
-  if (r.n == 1) dot_backward<kR, 1>(x, &g[0][0], kDotMaxOutputs, d, dv, tail, r.dw, r.ld);
-  else if (r.n == 2) dot_backward<kR, 2>(x, &g[0][0], kDotMaxOutputs, d, dv, tail, r.dw, r.ld);
-  else dot_backward<kR, 3>(x, &g[0][0], kDotMaxOutputs, d, dv, tail, r.dw, r.ld);
+  const int64_t sweeps = (r.n + kJ - 1) / kJ;
+  for (int64_t k = 0; k < sweeps; ++k) {
+    const int64_t j0 = r.n * k / sweeps;
+    with_outputs<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
+      dot_backward<kR, decltype(j)::value>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld);
+    });
+  }
+}
+
+// 2 <= O <= kAllDotMaxOutputs: every output in dot form, kDotRows rows a block: per
+// kDotGroup outputs, the forward per 16 p loads kR vectors of x and kDotGroup of W's rows
+// for kR x kDotGroup FMAs, the backward the same x (in L1 now) and kDotGroup vectors of
+// dW's rows, loaded and stored. W (a copy) and dW: O rows at stride dot_row_stride(d).
+// Each row's z and each dW element sum in an order that does not depend on the block
+// size, so a row tail (kR = 1) changes nothing. No software prefetch: asking the next
+// block's rows into L2 during the backward (as row_block does) was 15 to 25% slower at
+// O = 2 to 8 (Ice Lake, one thread), where the hardware prefetcher keeps up alone.
+void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
+                   const float* b, float inv_count, Partial* part) {
+  const int64_t ld = dot_row_stride(d);
+  float* dw = part->grad.get(o * ld);
+  std::fill(dw, dw + o * ld, 0.0f);
+  double loss = 0, db[kAllDotMaxOutputs] = {};
+  const DotOutputs all{w, b, o, ld, dw, &loss, db};
+  const auto block = [&](auto rows, int64_t r) {
+    constexpr int kR = decltype(rows)::value;
+    float g[kR][kAllDotMaxOutputs];
+    dot_outputs<kR>(x + r * d, t + r * o, d, o, 0, inv_count, all, g);
+    dot_gradients<kR>(x + r * d, d, all, g);
+  };
+  int64_t r = r0;
+  for (; r + kDotRows <= r1; r += kDotRows) block(std::integral_constant<int, kDotRows>{}, r);
+  for (; r < r1; ++r) block(std::integral_constant<int, 1>{}, r);
+  part->loss = loss;
+  std::copy(db, db + o, part->db);
 }
 
 // O > 1: kR rows x[0..kR) (row stride d) against W^T (d x L), into dW^T (d x L):
@@ -582,7 +651,8 @@ void rows_many_outputs_h(int64_t v, const float* x, const float* t, int64_t r0, 
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
   const int64_t v = lanes_for(full_outputs_for(o)) / 16;
-  if (half_outputs_for(o) > 0) rows_many_outputs_h<true>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
+  if (v == 0) rows_dot_only(x, t, r0, r1, d, o, wt, b, inv_count, part);
+  else if (half_outputs_for(o) > 0) rows_many_outputs_h<true>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
   else rows_many_outputs_h<false>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
 }
 
@@ -621,7 +691,12 @@ std::string linear_step_implementation() {
 #else
   const char* one_pass = "portable loops";
 #endif
-  return "O <= " + std::to_string(kOnePassMaxOutputs) + ": one-pass register sweep (" + one_pass +
+  const std::string dot_only =
+      kOnePassMaxOutputs > 1 ? "O = 2 to " + std::to_string(kAllDotMaxOutputs) + ": dot products along D, " +
+                                   std::to_string(kDotRows) + " rows x " + std::to_string(kDotGroup) +
+                                   " outputs a sweep; "
+                             : "";
+  return dot_only + "O <= " + std::to_string(kOnePassMaxOutputs) + ": one-pass register sweep (" + one_pass +
          "); O > " + std::to_string(kOnePassMaxOutputs) + ": blocks of " +
          std::to_string(kLinearStepBlockRows) + " rows on the " + g.kernel + " " + std::to_string(g.mr) + "x" +
          std::to_string(g.nr) + " GEMM micro-kernel";

@@ -2,9 +2,10 @@
 // (tb::cpu::linear_mse_step) against its slow twin in double: z = X W^T + b, the
 // squared-error sum, g = 2 (z - t) inv, dW = g^T X, db = column sums of g. Shapes
 // around the vector widths (D and O at 1, 15, 16, 17, 32, 33, 47, 48, 49, 64), the
-// one-pass sweep's dot-form outputs (O = 17, 33, 34, 49, 50, 65 to 67, 81 to 83, D around
+// one-pass sweep's dot-form outputs (O = 2 to 20 all of them, 6-row blocks, 4 outputs a
+// sweep; O = 33, 34, 49, 50, 65 to 67, 81 to 83 past whole vectors; D around
 // 16, also above the parallel threshold with D and row tails), the outputs two rows share
-// in one vector (O = 18 to 24, 35 to 40, 51 to 56, 68 to 72, 84 to 88, with row tails and
+// in one vector (O = 21 to 24, 35 to 40, 51 to 56, 68 to 72, 84 to 88, with row tails and
 // every block size), four vectors (O = 52 to 67, 6-row blocks) and five (73 to 88, 4-row
 // blocks), row counts around the blocks, both sides of the parallel threshold, 1, 2 and
 // 3 threads, and a narrower O after a wider one with the same vector count (the reused
@@ -105,7 +106,7 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      // 2 to 8 outputs past whole vectors in a vector two rows share (row
                                      // tails leave the last pair half empty; 6-row blocks from 51); then
                                      // narrower or padded O reusing the same W^T lanes (stale twin halves)
-                                     {9, 40, 18}, {15, 17, 19}, {23, 33, 24}, {17, 65, 35}, {7, 3, 37},
+                                     {9, 40, 21}, {15, 17, 22}, {23, 33, 24}, {17, 65, 35}, {7, 3, 37},
                                      {8, 100, 40}, {25, 33, 52}, {19, 50, 53}, {6, 64, 56}, {12, 30, 56},
                                      {13, 29, 53}, {10, 20, 40}, {21, 19, 37}, {11, 21, 41}, {1101, 33, 40},
                                      {2053, 17, 56}, {1027, 40, 19},
@@ -122,6 +123,12 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      // 4-row blocks sharing one backward, 8 rows: whole (8, 16), with a
                                      // block and a row after; D below, at and one past its 2 columns
                                      {8, 1, 80}, {16, 2, 72}, {21, 3, 85}, {8, 5, 81}, {17, 1, 70}, {13, 3, 82},
+                                     // 2 to 20 outputs all in dot form, 6-row blocks: 4 outputs a sweep,
+                                     // 5, 7, 13, 17 and 18 in uneven sweeps; row tails of 1 to 5; D
+                                     // below, at and past a vector; above the parallel threshold
+                                     {5, 17, 4}, {6, 16, 5}, {13, 33, 7}, {11, 1, 8}, {7, 15, 12}, {17, 40, 13},
+                                     {12, 64, 15}, {23, 31, 17}, {9, 18, 18}, {14, 47, 20}, {1031, 33, 13},
+                                     {2053, 17, 20}, {4099, 9, 6},
                                      // wider: the blocked path
                                      {3, 19, 89}, {1, 3, 100}, {200, 129, 130}};
   for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
@@ -188,7 +195,7 @@ TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
 }
 
 TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
-  for (const int64_t o : {int64_t{1}, int64_t{16}, int64_t{24}, int64_t{33}, int64_t{40}, int64_t{50}, int64_t{56},
+  for (const int64_t o : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{20}, int64_t{24}, int64_t{33}, int64_t{40}, int64_t{50}, int64_t{56},
                           int64_t{64}, int64_t{67}, int64_t{72}, int64_t{83}, int64_t{88}, int64_t{100}}) {
     SCOPED_TRACE("O = " + std::to_string(o));
     const int64_t rows = 4096, d = 64;  // above the parallel threshold
