@@ -31,6 +31,7 @@ using gemm_detail::round_up;
 #if defined(TB_GEMM_X86)
 using gemm_detail::Avx2;
 using gemm_detail::Avx512;
+using gemm_detail::Avx512Wide;
 #endif
 
 // Rows of op(A) packed or addressed at once per K slice: 4096 x kc floats of pointers
@@ -268,7 +269,7 @@ class Driver {
 };
 
 // ---- kernel choice and blocking ----------------------------------------------------------
-enum class Kind { kAvx512, kAvx2, kPortable };
+enum class Kind { kAvx512, kAvx512Wide, kAvx2, kPortable };
 
 struct Choice {
   Kind kind;
@@ -278,7 +279,10 @@ struct Choice {
 std::vector<std::string> supported() {
   std::vector<std::string> s;
 #if defined(TB_GEMM_X86)
-  if (cpu_props().avx512) s.push_back("avx512");
+  if (cpu_props().avx512) {
+    s.push_back("avx512");
+    s.push_back("avx512-8x48");
+  }
   if (cpu_props().avx2_fma) s.push_back("avx2");
 #endif
   s.push_back("portable");
@@ -293,9 +297,10 @@ Choice make_choice(const std::string& name, const std::string& why) {
   g.mr = Portable::MR, g.nr = Portable::NR;
   g.vector_unit = "compiler-vectorised loops for the build's target";
 #if defined(TB_GEMM_X86)
-  if (name == "avx512") {
-    ch.kind = Kind::kAvx512;
-    g.mr = Avx512::MR, g.nr = Avx512::NR;
+  if (name == "avx512" || name == "avx512-8x48") {
+    const bool wide = name == "avx512-8x48";
+    ch.kind = wide ? Kind::kAvx512Wide : Kind::kAvx512;
+    g.mr = wide ? Avx512Wide::MR : Avx512::MR, g.nr = wide ? Avx512Wide::NR : Avx512::NR;
     g.vector_unit = p.avx512_double_pumped ? "AVX-512 on a 256-bit datapath (each zmm op as two halves)"
                                            : "AVX-512, 512-bit datapath";
   } else if (name == "avx2") {
@@ -337,7 +342,17 @@ Choice automatic() {
   // The widest kernel the CPU runs. Double-pumped AVX-512 (Zen 4) reaches the same FMA
   // rate as AVX2 there, with half the instructions and a 4x larger register tile per
   // load, so it keeps the AVX-512 kernel (as OpenBLAS does); its smaller L1d gives it
-  // a smaller kc through the blocking rule.
+  // a smaller kc through the blocking rule. On an Intel core the AVX-512 tile is 8 x 48:
+  // it needs 11 zmm loads per 24 FMAs where 12 x 32 needs 14, and an Ice Lake-SP core
+  // loads zmm at about 1.25 a cycle. There (2 threads, alternating rounds, one binary
+  // switched by TB_CPU_GEMM_KERNEL) the large MLP trained at a median 906 samples/s
+  // against 815 (+3 to +19% per round, 4 rounds); the small MLP -2 to +14% at one thread,
+  // -1 to +5% at two; the blocked linear step +16% at O = 96, 0 to 2% at 128 and 256;
+  // the large MLP's GEMMs alone against OpenBLAS's 101.8% against 100.3% (medians of 10
+  // and 9 runs of tb_gemm_vs_blas, within their spread). AMD cores (Zen 5: 12 x 32 tuned
+  // there, unmeasured with 8 x 48) keep 12 x 32.
+  const CpuProps& p = cpu_props();
+  if (p.avx512 && p.vendor == "GenuineIntel") return make_choice("avx512-8x48", cpu_facts());
   return make_choice(supported().front(), cpu_facts());
 }
 
@@ -473,6 +488,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   switch (ch.kind) {
 #if defined(TB_GEMM_X86)
     case Kind::kAvx512: run_blocked<Avx512>(pr, ch.config); return;
+    case Kind::kAvx512Wide: run_blocked<Avx512Wide>(pr, ch.config); return;
     case Kind::kAvx2: run_blocked<Avx2>(pr, ch.config); return;
 #endif
     default: run_blocked<Portable>(pr, ch.config); return;

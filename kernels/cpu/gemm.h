@@ -19,7 +19,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 // The micro-kernel and blocking this process uses, chosen from the CPU's properties
 // (kernels/cpu/cpu_props.h) at first use, or forced with TB_CPU_GEMM_KERNEL:
 //   avx512   12 x 32 tile, 24 zmm accumulators (full-width and double-pumped AVX-512:
-//            on 256-bit halves it still issues half the instructions of AVX2)
+//            on 256-bit halves it still issues half the instructions of AVX2; AMD)
+//   avx512-8x48  8 x 48 tile, 24 zmm accumulators, fewer zmm loads per FMA (Intel)
 //   avx2     6 x 16 tile, 12 ymm accumulators (AVX2 + FMA)
 //   portable 6 x 16 tile, plain loops the compiler vectorises
 // Blocking: kc = the K slice whose A micro-panel (mr x kc) fills half of L1d, in 16s,
@@ -27,7 +28,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 // [4 nr, 4096]. (On a Zen 5 core, 48 KiB / 1 MiB: kc 512, nc 512, measured 3% faster
 // than kc 384 at the large MLP's shapes; docs/performance.md.)
 struct GemmConfig {
-  std::string kernel;        // "avx512", "avx2" or "portable"
+  std::string kernel;        // "avx512", "avx512-8x48", "avx2" or "portable"
   int64_t mr = 0, nr = 0;    // micro-tile of C held in registers
   int64_t kc = 0, nc = 0;    // cache blocks (K slice, N slice)
   std::string vector_unit;   // what the kernel runs on, in words

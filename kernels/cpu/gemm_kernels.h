@@ -61,19 +61,37 @@ inline void store_corner(const float (&acc)[MR][NR], float alpha, float beta, fl
   }
 }
 
-#if defined(TB_GEMM_X86)
-// ---- AVX-512: 12 x 32, two zmm per row, 24 accumulators of 32 registers ---------------
-struct Avx512 {
-  static constexpr int64_t MR = 12, NR = 32;
+// f(std::integral_constant<int64_t, J>) with J = min(max(j, 1), kMax): a run-time count
+// (vectors of a tile, outputs of a sweep) as a template argument.
+template <int64_t kMax, class F>
+inline void with_count(int64_t j, F&& f) {
+  if constexpr (kMax > 1) {
+    if (j < kMax) return with_count<kMax - 1>(j, f);
+  }
+  f(std::integral_constant<int64_t, kMax>{});
+}
 
-  // R <= MR rows and V <= 2 vectors of 16 columns computed: the narrower variants serve
-  // edge tiles (the last row panel of M = 256 holds 4 rows; N = 10 needs one vector)
-  // at the cost of the rows and columns they hold, not of a whole 12 x 32 tile.
-  template <bool kCols, int64_t R = MR, int64_t V = 2>
+#if defined(TB_GEMM_X86)
+// ---- AVX-512: kMR x 16 kV, kV zmm per row, kMR x kV accumulators of 32 registers --------
+// Per p: kV vector loads of B, kMR broadcasts of A, kMR x kV FMAs. Two tiles of 24
+// accumulators: 12 x 32 (14 zmm loads per 24 FMAs) and 8 x 48 (11 per 24). An Intel Xeon
+// (Ice Lake-SP) loads zmm at about 1.25 a cycle (docs/results/cpu-intel-icelake-2026-11-24/
+// dot-at-f433551/zmm_load_rate.txt), so 12 x 32 keeps its load ports ~93% busy to feed the
+// FMAs at their peak, 8 x 48 ~73%.
+template <int64_t kMR, int64_t kV>
+struct Avx512Tile {
+  static constexpr int64_t MR = kMR, NR = 16 * kV;
+  static constexpr int64_t kVectors = kV;       // vectors per row of the tile (run's V)
+  static constexpr bool kZmmTranspose = true;   // transpose() in 16 x 16 register blocks
+
+  // R <= MR rows and V <= kV vectors of 16 columns computed: the narrower variants serve
+  // edge tiles (the last row panel of M = 256 holds 4 rows of 12; N = 10 needs one vector)
+  // at the cost of the rows and columns they hold, not of a whole tile.
+  template <bool kCols, int64_t R = MR, int64_t V = kV>
   TB_TARGET_AVX512 static void run(int64_t kc, const float* const* arow, const float* __restrict ap, int64_t ap_ld,
                                    const float* __restrict bp, float alpha, float beta, float* __restrict c,
                                    int64_t ldc, int64_t mr, int64_t nr) {
-    static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
+    static_assert(R >= 1 && R <= MR && V >= 1 && V <= kV);
     prefetch_c<16 * V>(c, ldc, mr);
     const float* r[R];
     if (!kCols) {
@@ -83,12 +101,12 @@ struct Avx512 {
     __m512 acc[R][V];
 #pragma GCC unroll 16
     for (int64_t i = 0; i < R; ++i)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (int64_t p = 0; p < kc; ++p) {
       __m512 b[V];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int64_t v = 0; v < V; ++v) {
         b[v] = _mm512_load_ps(bp + p * NR + 16 * v);
         _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * NR + 16 * v), _MM_HINT_T0);
@@ -96,20 +114,23 @@ struct Avx512 {
 #pragma GCC unroll 16
       for (int64_t i = 0; i < R; ++i) {
         const __m512 a = _mm512_set1_ps(kCols ? ap[p * ap_ld + i] : r[i][p]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int64_t v = 0; v < V; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
       }
     }
     // Masked stores cover the N edge; rows past mr are not written.
-    const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);
-    const __mmask16 m1 = nr >= 32 ? __mmask16(0xFFFF) : nr <= 16 ? __mmask16(0) : __mmask16((1u << (nr - 16)) - 1);
-    const __mmask16 mask[2] = {m0, m1};
+    __mmask16 mask[V];
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < V; ++v) {
+      const int64_t n = nr - 16 * v;  // columns of vector v
+      mask[v] = n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+    }
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
     for (int64_t i = 0; i < R; ++i) {
       if (i >= mr) break;
       float* c_row = c + i * ldc;
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int64_t v = 0; v < V; ++v) {
         __m512 o = _mm512_mul_ps(va, acc[i][v]);
         if (beta != 0.0f) o = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], c_row + 16 * v), o);
@@ -118,6 +139,8 @@ struct Avx512 {
     }
   }
 };
+using Avx512 = Avx512Tile<12, 2>;
+using Avx512Wide = Avx512Tile<8, 3>;
 
 // dst[c * dst_ld + i] = src[i * ld + c] for a 16 x 16 block of floats (i, c < 16): the
 // transposing B pack of the 12x32 kernel, 16 columns of op(B) at a time, in registers
@@ -159,6 +182,8 @@ TB_TARGET_AVX512 inline void transpose16x16(const float* src, int64_t ld, float*
 // ---- AVX2 + FMA: 6 x 16, two ymm per row, 12 accumulators of 16 registers --------------
 struct Avx2 {
   static constexpr int64_t MR = 6, NR = 16;
+  static constexpr int64_t kVectors = 2;  // ymm per row of the tile
+  static constexpr bool kZmmTranspose = false;
 
   // R rows and V vectors of 8 columns, as Avx512::run.
   template <bool kCols, int64_t R = MR, int64_t V = 2>
@@ -221,6 +246,8 @@ struct Avx2 {
 // and vectorises j for whatever the build targets, keeping acc in registers.
 struct Portable {
   static constexpr int64_t MR = 6, NR = 16;
+  static constexpr int64_t kVectors = 2;  // halves of NR
+  static constexpr bool kZmmTranspose = false;
 
   // R rows and V halves of NR columns, as Avx512::run.
   template <bool kCols, int64_t R = MR, int64_t V = 2>
@@ -245,23 +272,22 @@ struct Portable {
 };
 
 // One tile of at most K::MR x K::NR through the narrowest variant that covers it: a
-// third, two thirds or all of MR rows, one or both NR/2-column vectors (the edge tiles
-// above). Arguments as K::run; kCols picks how A is addressed.
+// third, two thirds or all of MR rows, as many of the K::kVectors vectors of columns as
+// nr needs (the edge tiles above). Arguments as K::run; kCols picks how A is addressed.
 template <class K, bool kCols>
 inline void run_tile(int64_t kc, const float* const* arow, const float* ap, int64_t ap_ld, const float* bp,
                      float alpha, float beta, float* c, int64_t ldc, int64_t mr, int64_t nr) {
-  constexpr int64_t MR = K::MR, NR = K::NR;
-  const bool half = nr <= NR / 2;
-  if (mr <= MR / 3) {
-    if (half) return K::template run<kCols, MR / 3, 1>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
-    return K::template run<kCols, MR / 3, 2>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
-  }
-  if (mr <= 2 * MR / 3) {
-    if (half) return K::template run<kCols, 2 * MR / 3, 1>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
-    return K::template run<kCols, 2 * MR / 3, 2>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
-  }
-  if (half) return K::template run<kCols, MR, 1>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
-  K::template run<kCols, MR, 2>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc, mr, nr);
+  constexpr int64_t MR = K::MR, kV = K::kVectors;
+  const int64_t v = ceil_div(nr, K::NR / kV);
+  const auto rows = [&](auto r) {
+    with_count<kV>(v, [&](auto vv) {
+      K::template run<kCols, decltype(r)::value, decltype(vv)::value>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc,
+                                                                       mr, nr);
+    });
+  };
+  if (mr <= MR / 3) return rows(std::integral_constant<int64_t, MR / 3>{});
+  if (mr <= 2 * MR / 3) return rows(std::integral_constant<int64_t, 2 * MR / 3>{});
+  rows(std::integral_constant<int64_t, MR>{});
 }
 
 // dst[c * dst_ld + i] = src[i * ld + c] for i < rows, c < cols: the transposing packs
@@ -271,7 +297,7 @@ template <class K>
 inline void transpose(const float* src, int64_t ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld) {
   int64_t i = 0;
 #if defined(TB_GEMM_X86)
-  if constexpr (std::is_same_v<K, Avx512>) {
+  if constexpr (K::kZmmTranspose) {
     for (; i + 16 <= rows; i += 16) {
       int64_t c = 0;
       for (; c + 16 <= cols; c += 16) transpose16x16(src + i * ld + c, ld, dst + c * dst_ld + i, dst_ld);

@@ -294,16 +294,6 @@ struct DotOutputs {
   double* db;  // n
 };
 
-// f(std::integral_constant<int, J>) with J = min(j, kMax): a dot-form sweep's output
-// count as a template argument.
-template <int kMax, class F>
-inline void with_outputs(int64_t j, F&& f) {
-  if constexpr (kMax > 1) {
-    if (j < kMax) return with_outputs<kMax - 1>(j, f);
-  }
-  f(std::integral_constant<int, kMax>{});
-}
-
 // Outputs per dot-form sweep for kR rows: kR x J accumulators, at most 24 of the 32 zmm
 // registers (the rest hold W's rows and x's vectors).
 constexpr int dot_group_for(int rows) { return std::min(kDotGroup, 24 / rows); }
@@ -319,7 +309,7 @@ void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o
   const int64_t sweeps = (r.n + kJ - 1) / kJ;  // as even as can be: 16 in 3s is 2 3 3 2 3 3
   for (int64_t k = 0; k < sweeps; ++k) {
     const int64_t j0 = r.n * k / sweeps;
-    with_outputs<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
+    gemm_detail::with_count<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
       dot_forward<kR, decltype(j)::value>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols);
     });
   }
@@ -341,7 +331,7 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
   const int64_t sweeps = (r.n + kJ - 1) / kJ;
   for (int64_t k = 0; k < sweeps; ++k) {
     const int64_t j0 = r.n * k / sweeps;
-    with_outputs<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
+    gemm_detail::with_count<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
       dot_backward<kR, decltype(j)::value>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld);
     });
   }

@@ -43,9 +43,10 @@ using gemm_detail::transpose;
 #if defined(TB_GEMM_X86)
 using gemm_detail::Avx2;
 using gemm_detail::Avx512;
+using gemm_detail::Avx512Wide;
 #endif
 
-// Rows per block: a multiple of every kernel's MR (12, 6). At D 1024, 96 rows x 1056
+// Rows per block: a multiple of every kernel's MR (12, 8, 6). At D 1024, 96 rows x 1056
 // floats = 396 KiB of Xb in L2; each block pays two barriers and one pass over dW^T.
 // 48 to 288 rows measured within 2% of each other (O 128 and 256, 1 and 2 threads).
 constexpr int64_t kBlockRows = kLinearStepBlockRows;
@@ -201,6 +202,7 @@ double linear_mse_step_blocked(const float* x, const float* t, int64_t rows, int
   const std::string& kernel = gemm_config().kernel;
 #if defined(TB_GEMM_X86)
   if (kernel == "avx512") return blocked_step<Avx512>(a, want);
+  if (kernel == "avx512-8x48") return blocked_step<Avx512Wide>(a, want);
   if (kernel == "avx2") return blocked_step<Avx2>(a, want);
 #endif
   return blocked_step<Portable>(a, want);

@@ -3,7 +3,8 @@
 // Covers all four transpose combinations, alpha/beta, padded leading dimensions,
 // shapes below, at and beyond the cache blocks, the skinny (M or N == 1) paths,
 // beta == 0 over NaN, k == 0, and 1 vs 2 OpenMP threads, for every micro-kernel this
-// CPU can run (gemm_kernels_supported(): avx512, avx2, portable on an AVX-512 machine).
+// CPU can run (gemm_kernels_supported(): avx512, avx512-8x48, avx2, portable on an AVX-512
+// machine).
 //
 // Tolerance: float32 dot products of length K carry a rounding error of at most
 // about K * u * sum_p |a_ip| |b_pj| (u = 2^-24, recursive summation); the kernel adds
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -304,7 +306,9 @@ TEST(GemmCpuEdge, EmptyAndInvalidArguments) {
 INSTANTIATE_TEST_SUITE_P(ThreadsKernels, GemmCpu,
                          ::testing::Combine(::testing::Values(1, 2), ::testing::ValuesIn(gemm_kernels_supported())),
                          [](const ::testing::TestParamInfo<std::tuple<int, std::string>>& info) {
-                           return std::to_string(std::get<0>(info.param)) + "thread_" + std::get<1>(info.param);
+                           std::string k = std::get<1>(info.param);  // a test name has no '-'
+                           std::replace(k.begin(), k.end(), '-', '_');
+                           return std::to_string(std::get<0>(info.param)) + "thread_" + k;
                          });
 
 }  // namespace

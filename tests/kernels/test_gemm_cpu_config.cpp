@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_props.h"
 #include "kernels/cpu/gemm.h"
 
 namespace tb::cpu {
@@ -27,6 +28,9 @@ TEST(GemmCpuBlocking, FromCacheSizes) {
   gemm_blocking(48 << 10, 2 << 20, 12, 32, &kc, &nc);  // Sapphire Rapids: 48 KiB, 2 MiB
   EXPECT_EQ(kc, 512);
   EXPECT_EQ(nc, 1024);
+  gemm_blocking(48 << 10, 1280 << 10, 8, 48, &kc, &nc);  // Ice Lake-SP, the 8 x 48 tile
+  EXPECT_EQ(kc, 768);                                  // 24 KiB / 32 B
+  EXPECT_EQ(nc, 384);                                  // 1.25 MiB / 3 KiB = 426, in 48s
   gemm_blocking(32 << 10, 256 << 10, 6, 16, &kc, &nc);  // an AVX2 client core
   EXPECT_EQ(kc, 672);                                  // 16 KiB / 24 B = 682, in 16s
   EXPECT_EQ(nc, 96);                                   // 256 KiB / 2688 B = 97, in 16s
@@ -45,8 +49,12 @@ TEST(GemmCpuKernels, ChoiceIsRecordedAndOverridable) {
   const std::vector<std::string> ok = gemm_kernels_supported();
   ASSERT_FALSE(ok.empty());
   EXPECT_EQ(ok.back(), "portable");
+  // The automatic choice: the widest supported kernel, as its 8 x 48 tile on an Intel
+  // core with AVX-512.
+  const CpuProps& p = cpu_props();
+  const std::string automatic = p.avx512 && p.vendor == "GenuineIntel" ? "avx512-8x48" : ok.front();
   const GemmConfig& g = gemm_config();
-  EXPECT_EQ(g.kernel, ok.front()) << "the automatic choice is the widest supported kernel";
+  EXPECT_EQ(g.kernel, automatic);
   EXPECT_GE(g.kc, 128);
   EXPECT_LE(g.kc, 1024);
   EXPECT_EQ(g.nc % g.nr, 0);
@@ -56,8 +64,16 @@ TEST(GemmCpuKernels, ChoiceIsRecordedAndOverridable) {
   EXPECT_EQ(gemm_config().mr, 6);
   EXPECT_NE(gemm_config().chosen_by.find("set_gemm_kernel"), std::string::npos);
   EXPECT_THROW(set_gemm_kernel("amx"), std::invalid_argument);
+  if (p.avx512) {
+    set_gemm_kernel("avx512-8x48");
+    EXPECT_EQ(gemm_config().mr, 8);
+    EXPECT_EQ(gemm_config().nr, 48);
+    set_gemm_kernel("avx512");
+    EXPECT_EQ(gemm_config().mr, 12);
+    EXPECT_EQ(gemm_config().nr, 32);
+  }
   set_gemm_kernel("");
-  EXPECT_EQ(gemm_config().kernel, ok.front());
+  EXPECT_EQ(gemm_config().kernel, automatic);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -180,7 +181,11 @@ TEST_P(LinearStepBlocked, BitwiseEqualForOneTwoAndThreeThreads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, LinearStepBlocked, ::testing::ValuesIn(gemm_kernels_supported()),
-                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string k = i.param;  // a test name has no '-'
+                           std::replace(k.begin(), k.end(), '-', '_');
+                           return k;
+                         });
 
 TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
   ThreadScope threads(GetParam());
