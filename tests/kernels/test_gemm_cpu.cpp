@@ -186,13 +186,18 @@ TEST_P(GemmCpu, MatchesNaiveAllTransposesAlphaBeta) {
 
 // Every row count of a last row panel (1 .. MR, served by the MR/3, 2MR/3 and MR-row
 // kernel variants) under a full panel, beside last column panels of 1 .. NR columns
-// (one vector or two): M = MR + r, N = NR + w (w = 1, NR/2 - 1, NR/2, NR/2 + 1, NR - 1,
-// NR), with beta 0 and beta 0.5, A and B in both layouts, padded C (untouched padding).
+// (one vector, two or three): M = MR + r, N = NR + w (w = 1, NR/2 - 1, NR/2, NR/2 + 1,
+// NR - 1, NR, and either side of 16 and 32 columns within NR: the 8 x 48 tile's vector
+// edges), with beta 0 and beta 0.5, A and B in both layouts, padded C (untouched padding).
 TEST_P(GemmCpu, EveryEdgeTileVariant) {
   const GemmConfig& g = gemm_config();
+  std::vector<int64_t> widths = {1, g.nr / 2 - 1, g.nr / 2, g.nr / 2 + 1, g.nr - 1, g.nr};
+  for (const int64_t w : {15, 16, 17, 31, 32, 33}) {
+    if (w <= g.nr && std::find(widths.begin(), widths.end(), w) == widths.end()) widths.push_back(w);
+  }
   uint32_t seed = 500;
   for (int64_t r = 1; r <= g.mr; ++r) {
-    for (int64_t w : {int64_t{1}, g.nr / 2 - 1, g.nr / 2, g.nr / 2 + 1, g.nr - 1, g.nr}) {
+    for (const int64_t w : widths) {
       for (int t = 0; t < 4; ++t) {
         Case tc;
         tc.ta = (t & 1) != 0;
