@@ -200,8 +200,9 @@ TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
 }
 
 TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
-  for (const int64_t o : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{20}, int64_t{24}, int64_t{33}, int64_t{40}, int64_t{50}, int64_t{56},
-                          int64_t{64}, int64_t{67}, int64_t{72}, int64_t{83}, int64_t{88}, int64_t{100}}) {
+  for (const int64_t o : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{20}, int64_t{24}, int64_t{33}, int64_t{40},
+                          int64_t{50}, int64_t{56}, int64_t{64}, int64_t{67}, int64_t{72}, int64_t{83}, int64_t{88},
+                          int64_t{100}}) {
     SCOPED_TRACE("O = " + std::to_string(o));
     const int64_t rows = 4096, d = 64;  // above the parallel threshold
     const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
