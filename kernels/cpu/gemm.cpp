@@ -350,7 +350,8 @@ Choice automatic() {
   // -1 to +5% at two; the blocked linear step +16% at O = 96, 0 to 2% at 128 and 256;
   // the large MLP's GEMMs alone against OpenBLAS's 101.8% against 100.3% (medians of 10
   // and 9 runs of tb_gemm_vs_blas, within their spread). AMD cores (Zen 5: 12 x 32 tuned
-  // there, unmeasured with 8 x 48) keep 12 x 32.
+  // there, unmeasured with 8 x 48) keep 12 x 32. Other Intel cores (Skylake-SP, Sapphire
+  // Rapids) take 8 x 48 by the same reasoning, unmeasured: TB_CPU_GEMM_KERNEL compares.
   const CpuProps& p = cpu_props();
   if (p.avx512 && p.vendor == "GenuineIntel") return make_choice("avx512-8x48", cpu_facts());
   return make_choice(supported().front(), cpu_facts());

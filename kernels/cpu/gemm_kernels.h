@@ -1,17 +1,17 @@
 // kernels/cpu/gemm_kernels.h — the register-blocked micro-kernels behind tb::cpu::gemm
 // (internal: included by kernels/cpu/gemm.cpp and linear_step_blocked.cpp). Each kernel K computes one tile of
-// C, at most MR x NR; run<kCols, R, V> computes its first R rows and first V of its two
-// column vectors (full tiles: R = MR, V = 2):
-//   acc (R x V*NR/2) = sum over p < kc of opA(i, p) * bp[p * NR + j]   (kc rank-1 updates)
-//   C[0..mr) x [0..nr) = alpha * acc + beta * C   (beta == 0 never reads C; mr <= R, nr <= V*NR/2)
+// C, at most MR x NR; run<kCols, R, V> computes its first R rows and first V of its
+// K::kVectors column vectors of W = NR / kVectors columns (full tiles: R = MR, V = kVectors):
+//   acc (R x V*W) = sum over p < kc of opA(i, p) * bp[p * NR + j]   (kc rank-1 updates)
+//   C[0..mr) x [0..nr) = alpha * acc + beta * C   (beta == 0 never reads C; mr <= R, nr <= V*W)
 // bp is a packed B micro-panel (kc x NR, zero-padded, 64-byte aligned). A comes as
 //   rows (kCols false): R row pointers, opA(i, p) = arow[i][p]   (A read in place, or copied rows)
 //   cols (kCols true): a column-major panel, opA(i, p) = ap[p * ap_ld + i]   (packed from a transposed A,
 //                      ap_ld = MR; or a row-major matrix read in place as its transpose, ap_ld its row length)
 // Rows past mr may point anywhere readable: they are computed, never stored.
 // Per p: V vector loads of B, R broadcasts of A, R*V FMAs. The narrower variants exist
-// for edge tiles: the last row panel of a 256-row C holds 4 of the AVX-512 kernel's 12
-// rows, and a 10-column C fills one of its two vectors; computing the whole tile there
+// for edge tiles: the last row panel of a 256-row C holds 4 of the 12 x 32 AVX-512 tile's
+// 12 rows, and a 10-column C fills one of its two vectors; computing the whole tile there
 // cost 3% of the small MLP's GEMM time and 40% of its 10-output layer's (measured A/B).
 // Each kernel is compiled for its own ISA (target attributes), so one binary carries
 // all of them and gemm.cpp picks one at run time from the CPU's properties.
@@ -143,7 +143,7 @@ using Avx512 = Avx512Tile<12, 2>;
 using Avx512Wide = Avx512Tile<8, 3>;
 
 // dst[c * dst_ld + i] = src[i * ld + c] for a 16 x 16 block of floats (i, c < 16): the
-// transposing B pack of the 12x32 kernel, 16 columns of op(B) at a time, in registers
+// transposing B pack of the AVX-512 tiles, 16 columns of op(B) at a time, in registers
 // (two unpack stages order each 128-bit lane, two 128-bit shuffles move the lanes)
 // instead of one gathered element at a time. Measured: pack_b was 3% of the small
 // MLP's profile, the W^T packs of its forward GEMMs most of it.

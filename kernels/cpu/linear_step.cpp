@@ -13,7 +13,7 @@
 //           three forms (dot_outputs_for, half_outputs_for): as dot products along D
 //           (dot_forward / dot_backward on the block's rows, still in L1/L2); as one
 //           vector that two rows share, 8 lanes each (2 <= n <= 8 past one to five
-//           vectors); or in a zero-padded vector.
+//           vectors; past one, only 5 to 8, O = 21 to 24); or in a zero-padded vector.
 //           While a block's backward runs, the next block's rows are asked into L2.
 // Then every thread sums a slice of D across the threads' private gradients (in
 // thread order) into dW (O x D), W^T's pack and that last dW^T -> dW as 16 x 16
@@ -224,9 +224,10 @@ inline void add_as_double(__m512d* acc, __m512 v) {
   acc[1] = _mm512_add_pd(acc[1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
 }
 
-// The outputs past the V vectors (O = 16V + n, 0 < n <= 3) in dot-product form, vectors
-// along D: padding them to a vector would waste 16 - n lanes of every FMA (O = 33 filled
-// 33 of 48). kR rows x (row stride d) against J rows of W (stride ldw):
+// Outputs in dot-product form, vectors along D: the n <= 3 past V whole vectors (O = 16V
+// + n; padding them to a vector would waste 16 - n lanes of every FMA: O = 33 filled 33 of
+// 48), or all of them for 2 <= O <= 20 (rows_dot_only), J <= 4 a sweep. kR rows x (row
+// stride d) against J rows of W (stride ldw):
 //   z[i * ldz + j] = x_i . w_j   (kR x J accumulators, one horizontal sum each)
 template <int kR, int J>
 inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __mmask16 tail,
@@ -306,7 +307,7 @@ void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o
   constexpr int kJ = dot_group_for(kR);
   const int64_t dv = d / 16 * 16;
   const __mmask16 tail = low_lanes(d - dv);
-  const int64_t sweeps = (r.n + kJ - 1) / kJ;  // as even as can be: 16 in 3s is 2 3 3 2 3 3
+  const int64_t sweeps = (r.n + kJ - 1) / kJ;  // as even as can be: 17 in 4s is 3 3 4 3 4
   for (int64_t k = 0; k < sweeps; ++k) {
     const int64_t j0 = r.n * k / sweeps;
     gemm_detail::with_count<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
@@ -365,7 +366,7 @@ void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64
   std::copy(db, db + o, part->db);
 }
 
-// O > 1: kR rows x[0..kR) (row stride d) against W^T (d x L), into dW^T (d x L):
+// O > 20: kR rows x[0..kR) (row stride d) against W^T (d x L), into dW^T (d x L):
 // V vectors of outputs per row (O <= 16V; or O = 16V + n with kDot; or O = 16V + h with
 // kHalf, L = 16V + 16). Per p: V loads of W^T, kR broadcasts of x, kR x V FMAs forward;
 // the same backward plus V loads and stores of dW^T. kHalf: the pair of rows 2q, 2q + 1
@@ -625,12 +626,15 @@ void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1,
   std::copy(dot_db, dot_db + n, part->db + L);
 }
 
-// V = v (1 to 5) as a template argument.
+// V = v (1 with a shared vector, 2 to 5) as a template argument.
 template <bool kHalf>
 void rows_many_outputs_h(int64_t v, const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                          const float* wt, const float* b, float inv_count, Partial* part) {
+  // V = 1 comes only with a shared vector (O = 21 to 24): up to 20 outputs take rows_dot_only.
+  if constexpr (kHalf) {
+    if (v == 1) return rows_many_outputs_v<1, true>(x, t, r0, r1, d, o, wt, b, inv_count, part);
+  }
   switch (v) {
-    case 1: rows_many_outputs_v<1, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
     case 2: rows_many_outputs_v<2, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
     case 3: rows_many_outputs_v<3, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
     case 4: rows_many_outputs_v<4, kHalf>(x, t, r0, r1, d, o, wt, b, inv_count, part); return;
@@ -641,7 +645,8 @@ void rows_many_outputs_h(int64_t v, const float* x, const float* t, int64_t r0, 
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
   const int64_t v = lanes_for(full_outputs_for(o)) / 16;
-  if (v == 0) rows_dot_only(x, t, r0, r1, d, o, wt, b, inv_count, part);
+  // v == 0: W's rows (its dot-form copy) follow W^T, which is empty then.
+  if (v == 0) rows_dot_only(x, t, r0, r1, d, o, wt + d * vector_lanes(o), b, inv_count, part);
   else if (half_outputs_for(o) > 0) rows_many_outputs_h<true>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
   else rows_many_outputs_h<false>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
 }

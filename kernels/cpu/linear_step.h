@@ -12,10 +12,11 @@
 namespace tb::cpu {
 
 // The widest O the one-pass sweep (linear_step.cpp) takes in this build; wider O go
-// through linear_mse_step_blocked. Compiled as AVX-512 intrinsics: 88 (up to five
-// 16-float vectors of outputs, kR rows x V vectors of accumulators in 32 zmm registers; the
-// outputs past the last whole vector as dot products, or in a vector two rows share; from
-// 89 on the blocked step, as six vectors, 4 rows per sweep, lost to it at 96).
+// through linear_mse_step_blocked. Compiled as AVX-512 intrinsics: 88 (2 to 20 outputs all
+// as dot products along D; then up to five 16-float vectors of outputs, kR rows x V vectors
+// of accumulators in 32 zmm registers, the outputs past the last whole vector as dot
+// products, or in a vector two rows share; from 89 on the blocked step, as six vectors, 4
+// rows per sweep, lost to it at 96).
 // Compiled as portable loops: 1, as the blocked step on the run-time micro-kernel ran
 // 2.5 to 5x faster from 2 outputs on (-march=haswell and x86-64 builds on a Zen 5;
 // docs/performance.md, issue #18).
