@@ -139,8 +139,8 @@ std::string describe(const Case& tc) {
          " pad=" + std::to_string(tc.pad) + (tc.c_nan ? " C=NaN" : "");
 }
 
-// Odd sizes, primes, the skinny paths, and shapes beyond the blocks (micro-tile 12x32
-// or 6x16; kc 128..1024 and nc up to 4096 from this CPU's caches, gemm_blocking();
+// Odd sizes, primes, the skinny paths, and shapes beyond the blocks (micro-tile 12x32,
+// 8x48 or 6x16; kc 128..1024 and nc up to 4096 from this CPU's caches, gemm_blocking();
 // kPackRows 4096 in gemm.cpp) so that the edges of every loop level are hit.
 const std::vector<Shape> kShapes = {
     {1, 1, 1},     {1, 1, 7},    {2, 3, 1},     {5, 7, 3},     {17, 33, 9},   {13, 1, 29},

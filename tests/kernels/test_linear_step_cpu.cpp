@@ -92,15 +92,16 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
   const std::vector<Shape> shapes = {{1, 1, 1},    {7, 5, 1},    {9, 64, 1},   {1024, 64, 1},  {600, 100, 1},
                                      {8, 16, 2},   {17, 33, 3},  {16, 15, 16}, {100, 1, 16},   {257, 64, 16},
                                      {513, 1024, 16}, {40, 200, 9},
-                                     // two or three vectors of outputs (O > 16), padded ones (25 to 31,
-                                     // 41 to 47), above the parallel threshold too; D < 16 there leaves
-                                     // a thread an empty slice of D
+                                     // two or three vectors of outputs, padded ones (25 to 31, 41 to 47),
+                                     // above the parallel threshold too; D < 16 there leaves a thread an
+                                     // empty slice of D (O = 19 and 20 here: all in dot form now)
                                      {9, 65, 32}, {16, 128, 48}, {23, 17, 47}, {29, 47, 19}, {19, 33, 29},
                                      {1030, 40, 27}, {40000, 1, 20}, {5000, 7, 34},
                                      // past whole vectors: 1 output (2 from two vectors on) as dot
                                      // products, 2 to 8 in a vector two rows share (these shapes were
-                                     // all dot form before the shared vector; kept as they are); the
-                                     // last four above the parallel threshold: D and W split, row tails
+                                     // all dot form before the shared vector; kept as they are; O = 17
+                                     // and 18 are all dot form now); the last four above the parallel
+                                     // threshold: D and W split, row tails
                                      {37, 20, 17}, {70, 33, 33}, {23, 17, 49}, {8, 16, 18}, {31, 100, 35},
                                      {17, 15, 34}, {13, 1, 51}, {41, 18, 50}, {300, 64, 33}, {1101, 33, 35},
                                      {2051, 17, 51}, {1101, 33, 33}, {2049, 17, 50},
@@ -110,7 +111,7 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      {9, 40, 21}, {15, 17, 22}, {23, 33, 24}, {17, 65, 35}, {7, 3, 37},
                                      {8, 100, 40}, {25, 33, 52}, {19, 50, 53}, {6, 64, 56}, {12, 30, 56},
                                      {13, 29, 53}, {10, 20, 40}, {21, 19, 37}, {11, 21, 41}, {1101, 33, 40},
-                                     {2053, 17, 56}, {1027, 40, 19},
+                                     {2053, 17, 56}, {1027, 40, 19}, {1027, 40, 23},
                                      // four vectors (6-row blocks), with dot-form outputs from 65; 63
                                      // after 64 reuses W^T with a stale lane 63
                                      {23, 17, 52}, {65, 300, 64}, {29, 31, 63}, {97, 40, 65}, {11, 16, 66},
@@ -136,8 +137,8 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
 }
 
 // The blocked path for any O, on each kernel: rows around its 96-row blocks and the
-// micro-tile rows (12, 6), D + 1 around the tile rows and past one K slice (kc <= 1024),
-// O around the 32- and 16-wide panels.
+// micro-tile rows (12, 8, 6), D + 1 around the tile rows and past one K slice (kc <= 1024),
+// O around the 48-, 32- and 16-wide panels.
 class LinearStepBlocked : public ::testing::TestWithParam<std::string> {
  protected:
   void TearDown() override { set_gemm_kernel(""); }
@@ -147,7 +148,9 @@ TEST_P(LinearStepBlocked, MatchesNaiveDoubleOnEveryKernel) {
   set_gemm_kernel(GetParam());
   const std::vector<Shape> shapes = {{1, 1, 1},     {5, 11, 1},    {13, 12, 2},  {95, 13, 16},  {96, 23, 17},
                                      {97, 24, 31},  {193, 35, 32}, {40, 1, 33},  {250, 64, 65}, {31, 1100, 40},
-                                     {100, 2050, 3}, {12, 7, 97}};
+                                     {100, 2050, 3}, {12, 7, 97},
+                                     // the 8 x 48 tile's panels: O = 47, 48, 49, 96; rows and D + 1 around 8
+                                     {9, 7, 47},     {17, 8, 48},   {25, 15, 49}, {8, 16, 96}};
   for (const int threads : {1, 2}) {
     ThreadScope scope(threads);
     for (const Shape& s : shapes) expect_matches_naive(linear_mse_step_blocked, s);
