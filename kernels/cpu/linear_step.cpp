@@ -299,21 +299,27 @@ struct DotOutputs {
 // registers (the rest hold W's rows and x's vectors).
 constexpr int dot_group_for(int rows) { return std::min(kDotGroup, 24 / rows); }
 
+// f(j0, std::integral_constant J) for n outputs in sweeps of at most kJ from output j0,
+// as even as can be (17 in 4s is 3 3 4 3 4): the forward's and the backward's split.
+template <int kJ, class F>
+inline void for_each_sweep(int64_t n, F&& f) {
+  const int64_t sweeps = (n + kJ - 1) / kJ;
+  for (int64_t k = 0; k < sweeps; ++k) {
+    const int64_t j0 = n * k / sweeps;
+    gemm_detail::with_count<kJ>(n * (k + 1) / sweeps - j0, [&](auto j) { f(j0, j); });
+  }
+}
+
 // The n outputs from o0 on, dot_group_for(kR) at a time: z into g, then tb::mse_element
 // per output, g their gradients (kR x kCols; the loss and db summed row after row).
 template <int kR, int kCols>
 void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o0, float inv_count,
                  const DotOutputs& r, float (&g)[kR][kCols]) {
-  constexpr int kJ = dot_group_for(kR);
   const int64_t dv = d / 16 * 16;
   const __mmask16 tail = low_lanes(d - dv);
-  const int64_t sweeps = (r.n + kJ - 1) / kJ;  // as even as can be: 17 in 4s is 3 3 4 3 4
-  for (int64_t k = 0; k < sweeps; ++k) {
-    const int64_t j0 = r.n * k / sweeps;
-    gemm_detail::with_count<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
-      dot_forward<kR, decltype(j)::value>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols);
-    });
-  }
+  for_each_sweep<dot_group_for(kR)>(r.n, [&](int64_t j0, auto j) {
+    dot_forward<kR, decltype(j)::value>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols);
+  });
   for (int i = 0; i < kR; ++i) {
     for (int64_t k = 0; k < r.n; ++k) {
       float gk;
@@ -326,16 +332,11 @@ void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o
 
 template <int kR, int kCols>
 void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (&g)[kR][kCols]) {
-  constexpr int kJ = dot_group_for(kR);
   const int64_t dv = d / 16 * 16;
   const __mmask16 tail = low_lanes(d - dv);
-  const int64_t sweeps = (r.n + kJ - 1) / kJ;
-  for (int64_t k = 0; k < sweeps; ++k) {
-    const int64_t j0 = r.n * k / sweeps;
-    gemm_detail::with_count<kJ>(r.n * (k + 1) / sweeps - j0, [&](auto j) {
-      dot_backward<kR, decltype(j)::value>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld);
-    });
-  }
+  for_each_sweep<dot_group_for(kR)>(r.n, [&](int64_t j0, auto j) {
+    dot_backward<kR, decltype(j)::value>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld);
+  });
 }
 
 // 2 <= O <= kAllDotMaxOutputs: every output in dot form, kDotRows rows a block: per
