@@ -26,13 +26,8 @@ namespace {
 
 using gemm_detail::ceil_div;
 using gemm_detail::kParallelMinMacs;
-using gemm_detail::Portable;
 using gemm_detail::round_up;
-#if defined(TB_GEMM_X86)
-using gemm_detail::Avx2;
-using gemm_detail::Avx512;
-using gemm_detail::Avx512Wide;
-#endif
+using gemm_detail::with_kernel;
 
 // Rows of op(A) packed or addressed at once per K slice: 4096 x kc floats of pointers
 // and panels at most (6 MiB at kc = 384), shared by the team.
@@ -269,13 +264,6 @@ class Driver {
 };
 
 // ---- kernel choice and blocking ----------------------------------------------------------
-enum class Kind { kAvx512, kAvx512Wide, kAvx2, kPortable };
-
-struct Choice {
-  Kind kind;
-  GemmConfig config;
-};
-
 std::vector<std::string> supported() {
   std::vector<std::string> s;
 #if defined(TB_GEMM_X86)
@@ -289,29 +277,23 @@ std::vector<std::string> supported() {
   return s;
 }
 
-Choice make_choice(const std::string& name, const std::string& why) {
+// The tile recorded (mr x nr) is the kernel's own, through the dispatch gemm() uses.
+GemmConfig make_choice(const std::string& name, const std::string& why) {
   const CpuProps& p = cpu_props();
-  Choice ch{Kind::kPortable, {}};
-  GemmConfig& g = ch.config;
+  GemmConfig g;
   g.kernel = name;
-  g.mr = Portable::MR, g.nr = Portable::NR;
-  g.vector_unit = "compiler-vectorised loops for the build's target";
-#if defined(TB_GEMM_X86)
-  if (name == "avx512" || name == "avx512-8x48") {
-    const bool wide = name == "avx512-8x48";
-    ch.kind = wide ? Kind::kAvx512Wide : Kind::kAvx512;
-    g.mr = wide ? Avx512Wide::MR : Avx512::MR, g.nr = wide ? Avx512Wide::NR : Avx512::NR;
+  with_kernel(name, [&g](auto k) { g.mr = decltype(k)::MR, g.nr = decltype(k)::NR; });
+  if (name == "avx2") {
+    g.vector_unit = "AVX2 + FMA, 256-bit";
+  } else if (name == "portable") {
+    g.vector_unit = "compiler-vectorised loops for the build's target";
+  } else {
     g.vector_unit = p.avx512_double_pumped ? "AVX-512 on a 256-bit datapath (each zmm op as two halves)"
                                            : "AVX-512, 512-bit datapath";
-  } else if (name == "avx2") {
-    ch.kind = Kind::kAvx2;
-    g.mr = Avx2::MR, g.nr = Avx2::NR;
-    g.vector_unit = "AVX2 + FMA, 256-bit";
   }
-#endif
   gemm_blocking(p.l1d_bytes, p.l2_bytes, g.mr, g.nr, &g.kc, &g.nc);
   g.chosen_by = why;
-  return ch;
+  return g;
 }
 
 std::string cpu_facts() {
@@ -333,7 +315,7 @@ void require_supported(const std::string& name, const std::string& what) {
   throw std::invalid_argument(what + ": allowed values on this CPU: " + list);
 }
 
-Choice automatic() {
+GemmConfig automatic() {
   if (const char* env = std::getenv("TB_CPU_GEMM_KERNEL"); env != nullptr && *env != '\0') {
     const std::string what = std::string("TB_CPU_GEMM_KERNEL=") + env;
     require_supported(env, what);
@@ -357,13 +339,14 @@ Choice automatic() {
   return make_choice(supported().front(), cpu_facts());
 }
 
-Choice& current() {
-  static Choice choice = automatic();
+GemmConfig& current() {
+  static GemmConfig choice = automatic();
   return choice;
 }
 
 template <class K>
 void run_blocked(const Problem& pr, const GemmConfig& g) {
+  gemm_detail::last_kernel_run = K::kName;
   const int threads = (omp_in_parallel() || pr.m * pr.n * pr.k < kParallelMinMacs) ? 1 : omp_get_max_threads();
   Driver<K>(pr, g.kc, g.nc, threads).run();
 }
@@ -442,7 +425,9 @@ void gemm_blocking(int64_t l1d_bytes, int64_t l2_bytes, int64_t mr, int64_t nr, 
   *nc = std::clamp<int64_t>(l2 / (*kc * f) / nr * nr, 4 * nr, 4096);
 }
 
-const GemmConfig& gemm_config() { return current().config; }
+const GemmConfig& gemm_config() { return current(); }
+
+const char* gemm_kernel_last_run() { return gemm_detail::last_kernel_run; }
 
 std::vector<std::string> gemm_kernels_supported() { return supported(); }
 
@@ -485,15 +470,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
     gemm_row_vector(pr, a, trans_a ? lda : 1);
     return;
   }
-  const Choice& ch = current();
-  switch (ch.kind) {
-#if defined(TB_GEMM_X86)
-    case Kind::kAvx512: run_blocked<Avx512>(pr, ch.config); return;
-    case Kind::kAvx512Wide: run_blocked<Avx512Wide>(pr, ch.config); return;
-    case Kind::kAvx2: run_blocked<Avx2>(pr, ch.config); return;
-#endif
-    default: run_blocked<Portable>(pr, ch.config); return;
-  }
+  const GemmConfig& g = current();
+  with_kernel(g.kernel, [&](auto k) { run_blocked<decltype(k)>(pr, g); });
 }
 
 }  // namespace tb::cpu

@@ -47,6 +47,11 @@ std::vector<std::string> gemm_kernels_supported();
 // Not thread-safe against concurrent gemm calls.
 void set_gemm_kernel(const std::string& name);
 
+// The kernel (a GemmConfig::kernel name) that the calling thread's last blocked GEMM or
+// blocked linear step (linear_mse_step_blocked) ran, nullptr before any: tests check
+// that a name runs the kernel it names. Vector shapes (M or N of 1) set nothing.
+const char* gemm_kernel_last_run();
+
 // What this build's gemm is, for env.json: our own kernels (no BLAS) and the
 // micro-kernel and blocking in use.
 std::string gemm_implementation();

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #if defined(__x86_64__)
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
@@ -83,6 +85,10 @@ struct Avx512Tile {
   static constexpr int64_t MR = kMR, NR = 16 * kV;
   static constexpr int64_t kVectors = kV;       // vectors per row of the tile (run's V)
   static constexpr bool kZmmTranspose = true;   // transpose() in 16 x 16 register blocks
+  // The name TB_CPU_GEMM_KERNEL and env.json use (with_kernel maps names to kernels);
+  // other shapes exist only in ad-hoc measurements.
+  static constexpr const char* kName =
+      kMR == 12 && kV == 2 ? "avx512" : kMR == 8 && kV == 3 ? "avx512-8x48" : "avx512-unnamed";
 
   // R <= MR rows and V <= kV vectors of 16 columns computed: the narrower variants serve
   // edge tiles (the last row panel of M = 256 holds 4 rows of 12; N = 10 needs one vector)
@@ -184,6 +190,7 @@ struct Avx2 {
   static constexpr int64_t MR = 6, NR = 16;
   static constexpr int64_t kVectors = 2;  // ymm per row of the tile
   static constexpr bool kZmmTranspose = false;
+  static constexpr const char* kName = "avx2";
 
   // R rows and V vectors of 8 columns, as Avx512::run.
   template <bool kCols, int64_t R = MR, int64_t V = 2>
@@ -248,6 +255,7 @@ struct Portable {
   static constexpr int64_t MR = 6, NR = 16;
   static constexpr int64_t kVectors = 2;  // halves of NR
   static constexpr bool kZmmTranspose = false;
+  static constexpr const char* kName = "portable";
 
   // R rows and V halves of NR columns, as Avx512::run.
   template <bool kCols, int64_t R = MR, int64_t V = 2>
@@ -270,6 +278,25 @@ struct Portable {
     store_corner<R, W>(acc, alpha, beta, c, ldc, mr, nr);
   }
 };
+
+// The one place a kernel name becomes a kernel: f(K{}) for the kernel K whose kName is
+// `name`, returning what f returns. gemm(), the blocked linear step and the recorded
+// tile (GemmConfig's mr x nr) all go through it; unknown names (gemm.cpp checks them
+// against the CPU first) throw.
+template <class F>
+inline decltype(auto) with_kernel(const std::string& name, F&& f) {
+#if defined(TB_GEMM_X86)
+  if (name == Avx512::kName) return f(Avx512{});
+  if (name == Avx512Wide::kName) return f(Avx512Wide{});
+  if (name == Avx2::kName) return f(Avx2{});
+#endif
+  if (name != Portable::kName) throw std::invalid_argument("tb::cpu: no GEMM micro-kernel named \"" + name + "\"");
+  return f(Portable{});
+}
+
+// The kernel the calling thread's last blocked GEMM or blocked linear step ran (its
+// kName; nullptr before any): what the tests compare with the name they asked for.
+inline thread_local const char* last_kernel_run = nullptr;
 
 // One tile of at most K::MR x K::NR through the narrowest variant that covers it: a
 // third, two thirds or all of MR rows, as many of the K::kVectors vectors of columns as

@@ -36,15 +36,10 @@ namespace {
 
 using gemm_detail::ceil_div;
 using gemm_detail::kParallelMinMacs;
-using gemm_detail::Portable;
 using gemm_detail::round_up;
 using gemm_detail::run_tile;
 using gemm_detail::transpose;
-#if defined(TB_GEMM_X86)
-using gemm_detail::Avx2;
-using gemm_detail::Avx512;
-using gemm_detail::Avx512Wide;
-#endif
+using gemm_detail::with_kernel;
 
 // Rows per block: a multiple of every kernel's MR (12, 8, 6). At D 1024, 96 rows x 1056
 // floats = 396 KiB of Xb in L2; each block pays two barriers and one pass over dW^T.
@@ -199,13 +194,10 @@ double linear_mse_step_blocked(const float* x, const float* t, int64_t rows, int
   }
   const Args a{x, t, rows, d, o, w, b, inv_count, dw, db};
   const int want = rows * d * o >= kParallelMinMacs && !omp_in_parallel() ? std::max(1, omp_get_max_threads()) : 1;
-  const std::string& kernel = gemm_config().kernel;
-#if defined(TB_GEMM_X86)
-  if (kernel == "avx512") return blocked_step<Avx512>(a, want);
-  if (kernel == "avx512-8x48") return blocked_step<Avx512Wide>(a, want);
-  if (kernel == "avx2") return blocked_step<Avx2>(a, want);
-#endif
-  return blocked_step<Portable>(a, want);
+  return with_kernel(gemm_config().kernel, [&](auto k) {
+    gemm_detail::last_kernel_run = decltype(k)::kName;
+    return blocked_step<decltype(k)>(a, want);
+  });
 }
 
 }  // namespace tb::cpu

@@ -4,6 +4,7 @@
 // the naive loop in test_gemm_cpu.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "kernels/cpu/cpu_props.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linear_step.h"
 
 namespace tb::cpu {
 namespace {
@@ -74,6 +76,42 @@ TEST(GemmCpuKernels, ChoiceIsRecordedAndOverridable) {
   }
   set_gemm_kernel("");
   EXPECT_EQ(gemm_config().kernel, automatic);
+}
+
+// Every kernel gives correct results (test_gemm_cpu.cpp), so a name dispatched to the
+// wrong kernel would pass those tests while env.json named a kernel that never ran.
+// Here each name must run the kernel it names, in gemm() and in the blocked linear
+// step, and record that kernel's own tile.
+TEST(GemmCpuKernels, EachNameRunsTheKernelItNames) {
+  struct Tile {
+    const char* name;
+    int64_t mr, nr;
+  };
+  const std::vector<Tile> tiles = {{"avx512", 12, 32}, {"avx512-8x48", 8, 48}, {"avx2", 6, 16}, {"portable", 6, 16}};
+  const std::vector<std::string> ok = gemm_kernels_supported();
+  std::vector<float> a(40 * 40, 0.5f), b(40 * 40, 0.25f), c(40 * 40, 0.0f);
+  std::vector<float> x(100 * 30, 0.1f), t(100 * 50, 0.2f), w(50 * 30, 0.3f), bias(50, 0.0f), dw(50 * 30), db(50);
+  int checked = 0;
+  for (const Tile& tile : tiles) {
+    if (std::find(ok.begin(), ok.end(), tile.name) == ok.end()) continue;
+    SCOPED_TRACE(tile.name);
+    set_gemm_kernel(tile.name);
+    EXPECT_EQ(gemm_config().mr, tile.mr);
+    EXPECT_EQ(gemm_config().nr, tile.nr);
+    gemm(false, true, 40, 40, 40, 1.0f, a.data(), 40, b.data(), 40, 0.0f, c.data(), 40);
+    ASSERT_NE(gemm_kernel_last_run(), nullptr);
+    EXPECT_EQ(std::string(gemm_kernel_last_run()), tile.name);
+    EXPECT_FLOAT_EQ(c[0], 40 * 0.5f * 0.25f);
+    set_gemm_kernel(tile.name == std::string("portable") ? ok.front() : "portable");  // a different last run
+    gemm(false, false, 40, 40, 40, 1.0f, a.data(), 40, b.data(), 40, 0.0f, c.data(), 40);
+    set_gemm_kernel(tile.name);
+    linear_mse_step_blocked(x.data(), t.data(), 100, 30, 50, w.data(), bias.data(), 1.0f / 5000, dw.data(),
+                            db.data());
+    EXPECT_EQ(std::string(gemm_kernel_last_run()), tile.name);
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(ok.size())) << "a supported kernel is missing from this test's table";
+  set_gemm_kernel("");
 }
 
 }  // namespace
