@@ -43,10 +43,13 @@ constexpr int64_t kParallelMinMacs = int64_t{1} << 19;
 
 // Prefetches the C tile's rows: they are written (and with beta != 0 read) only at
 // the end, so their misses overlap the kc FMA steps instead of stalling the stores.
+// Every 64-byte line of a row: one each 16 floats and the last float (a row need not
+// start on a line, so NR floats can span NR / 16 + 1 lines).
 template <int64_t NR>
 inline void prefetch_c(const float* c, int64_t ldc, int64_t mr) {
   for (int64_t i = 0; i < mr; ++i) {
-    __builtin_prefetch(c + i * ldc);
+#pragma GCC unroll 4
+    for (int64_t j = 0; j < NR - 1; j += 16) __builtin_prefetch(c + i * ldc + j);
     __builtin_prefetch(c + i * ldc + NR - 1);
   }
 }
