@@ -118,7 +118,8 @@ peers: build
 	  $(PYTHON) reports/render.py $(RUN) && echo "report: $(RUN)/report.html" || rc=$$?; exit $$rc
 
 # Issue #7's measurements: the perf suite, its PyTorch peers, the MLPs' cpu-omp and
-# torch-cpu repetitions alternating in rounds (paired_ratio.py), the OpenBLAS sgemm rate
+# torch-cpu repetitions alternating in rounds (paired_ratio.py; also the linear widths
+# whose ratio lies within 15% of the target), the OpenBLAS sgemm rate
 # at the large MLP's shapes, our GEMM against OpenBLAS's alternating in one process
 # (tb_gemm_vs_blas), then the targets table (perf_summary.md) and the report.
 perf: deps build

@@ -14,10 +14,17 @@ taken within each round, in either order, cancels what drifts slower than a roun
 Rows (both backends, every round) go to RESULTS_DIR/paired.csv, the ratios to
 RESULTS_DIR/paired.json (written whole: a temporary file, then rename).
 
+Which entries: every thread value of the entries running cpu-omp whose model is mlp;
+and of the other cpu-omp entries (the linear widths) each thread value whose ratio of
+medians in RESULTS_DIR/results.csv (cpu-omp ÷ torch-cpu, as perf_summary.py computes
+it: the suite and run_peers.py have run) lies within 15% of its perf_summary.py target
+either way. There a run's drift decides the verdict (torch-cpu's medians moved by up
+to 30% between runs on a VM); far from the line it does not, and each linear round
+costs about 5 s. Without results.csv, or without torch-cpu rows, only the MLPs.
+
 Usage: paired_ratio.py --suite FILE --results RESULTS_DIR [--trainbench PATH]
                        [--rounds 5] [--only NAME,...] [--python PY]
-  --only: entry names (default: the entries running cpu-omp whose workload is an MLP,
-  model mlp: the targets that are at stake; the linear ones are met or out of reach).
+  --only: entry names, every thread value (instead of the choice above).
 Exit codes: 0 done (or skipped: without an importable torch it says so, writes
 nothing); 1 a run failed (its round has no ratio) or paired.json could not be written;
 2 bad input, or another paired_ratio.py writing into the same folder; 130 interrupted
@@ -35,8 +42,10 @@ import sys
 
 from run_peers import parse_suite, split_flags, torch_importable
 from json_out import write_json
+from perf_summary import TARGETS, groups
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+NEAR = 0.15  # a non-MLP thread value is paired when |ratio / target - 1| < NEAR
 
 
 def parse_args(argv):
@@ -61,21 +70,61 @@ def model_of(flags):
     return model
 
 
-def chosen_entries(suite, only):
-    """[(name, export flags, thread values)] of the entries to pair."""
-    out = []
+def suite_ratios(results_dir):
+    """{(workload, threads): cpu-omp median samples/s ÷ torch-cpu's} from
+    results_dir/results.csv ({} without it), and {workload: the largest cpu-omp thread
+    count} (what the suite's "all" ran as)."""
+    try:
+        with open(os.path.join(results_dir, "results.csv"), encoding="utf-8", newline="") as f:
+            g, _ = groups(list(csv.DictReader(f)))
+    except (OSError, csv.Error, UnicodeDecodeError):
+        return {}, {}
+    ratios, widest = {}, {}
+    for (w, backend, t), ours in g.items():
+        if backend != "cpu-omp":
+            continue
+        widest[w] = max(widest.get(w, 0), t)
+        if (w, "torch-cpu", t) in g:
+            ratios[(w, t)] = statistics.median(ours) / statistics.median(g[(w, "torch-cpu", t)])
+    return ratios, widest
+
+
+def near_the_line(name, thread_values, ratios, widest):
+    """The thread values of entry `name` whose suite ratio is within NEAR of its target,
+    each with a line saying why."""
+    need = next((n for prefix, _, n in TARGETS if name.startswith(prefix)), None)
+    chosen = []
+    for tv in thread_values:
+        t = widest.get(name) if tv == "all" else int(tv) if tv.isdigit() else None
+        ratio = ratios.get((name, t))
+        if need is not None and ratio is not None and abs(ratio / need - 1) < NEAR:
+            chosen.append((tv, f"{name} threads {tv}: suite ratio {ratio:.2f}x, target {need:g}x "
+                               f"(within {NEAR:.0%})"))
+    return chosen
+
+
+def chosen_entries(suite, only, results_dir):
+    """[(name, export flags, thread values)] of the entries to pair (see the top), and
+    a line for each non-MLP thread value chosen, saying why."""
+    out, notes = [], []
+    ratios, widest = suite_ratios(results_dir) if only is None else ({}, {})
     for name, tokens in parse_suite(suite):
         flags, lists = split_flags(tokens)
         backends = (lists.get("--backends") or lists.get("--backend") or "cpu-omp").split(",")
         if "cpu-omp" not in backends:
             continue
+        thread_values = (lists.get("--threads") or "all").split(",")
         if only is not None:
             if name not in only:
                 continue
         elif model_of(flags) != "mlp":
-            continue
-        out.append((name, flags, (lists.get("--threads") or "all").split(",")))
-    return out
+            near = near_the_line(name, thread_values, ratios, widest)
+            notes += [f"paired_ratio.py: pairing {why}" for _, why in near]
+            thread_values = [tv for tv, _ in near]
+            if not thread_values:
+                continue
+        out.append((name, flags, thread_values))
+    return out, notes
 
 
 def count_rows(path):
@@ -121,7 +170,7 @@ def main(argv):
         print(f"paired_ratio.py: {args.results}: no such folder", file=sys.stderr)
         return 2
     only = set(args.only.split(",")) if args.only else None
-    entries = chosen_entries(args.suite, only)
+    entries, notes = chosen_entries(args.suite, only, args.results)
     if only is not None and len(entries) != len(only):
         missing = sorted(only - {e[0] for e in entries})
         print(f"paired_ratio.py: --only: no cpu-omp entry named {', '.join(missing)} in {args.suite}",
@@ -130,6 +179,8 @@ def main(argv):
     if not torch_importable(args.python):
         print("paired_ratio.py: skipped: python3-torch not importable (nothing to pair cpu-omp with)")
         return 0
+    for note in notes:
+        print(note, flush=True)
     # One writer per folder: rounds are paired by the rows each run appends to paired.csv.
     # (The lock file stays: removing it would let a third run lock a new one beside a
     # second that still holds the old.)

@@ -369,6 +369,44 @@ def paired_table(folder):
     return out
 
 
+def paired_medians(folder):
+    """{(workload, threads): median per-round ratio} of paired.json's readable pairs."""
+    try:
+        with open(os.path.join(folder, "paired.json"), encoding="utf-8") as f:
+            pairs = json.load(f)["pairs"]
+        out = {}
+        for p in pairs:
+            try:
+                if p.get("median_ratio") is not None and p.get("ratios"):
+                    out[(str(p["workload"]), int(p["threads"]))] = float(p["median_ratio"])
+            except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+                continue
+        return out
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def verdict_lines(checked, paired):
+    """One paragraph: how many ratio targets are met, each taking the paired rounds'
+    median where the folder has one (drift cancelled) and the ratio of medians
+    otherwise; then the ones not met. checked: [(label, workload, threads, ratio, need)]."""
+    met, missed = 0, []
+    for label, w, t, ratio, need in checked:
+        src = "paired" if (w, t) in paired else "medians"
+        r = paired.get((w, t), ratio)
+        if verdict(r, need)[0] == "**no**":
+            missed.append(f"{w} at {t} thread{'s' if t != 1 else ''} ({ratio_text(r, need)}, {src})")
+        else:
+            met += 1
+    if not checked:
+        return []
+    text = (f"\nVerdict: {met} of {len(checked)} ratio targets met (the paired rounds' median where they ran, "
+            "else the ratio of medians).")
+    if missed:
+        text += " Not met: " + "; ".join(missed) + "."
+    return [text]
+
+
 def groups(rows):
     """{(workload, backend, threads): [samples/s]} over the ok rows, and how many ok rows
     were left out for a rate or thread count that is not a positive number."""
@@ -433,6 +471,7 @@ def main(argv):
     out = ["| target | workload | threads | cpu-omp samples/s median [min–max] | "
            "torch-cpu samples/s median [min–max] | ratio | target | margin | met |",
            "|---|---|---|---|---|---|---|---|---|"]
+    checked = []  # (label, workload, threads, ratio, need) of each row with a peer
     for prefix, label, need in TARGETS:
         if not any(w.startswith(prefix) for (w, b, t) in g):
             out.append(f"| {label} | – | – | not run | | | ≥ {need:g}× | | – |")
@@ -447,11 +486,13 @@ def main(argv):
                 ratio = o_med / p_med
                 cell_p = f"{fmt(p_med)} [{fmt(min(peer))}–{fmt(max(peer))}]"
                 met, margin = verdict(ratio, need)
+                checked.append((label, w, t, ratio, need))
                 out.append(f"| {label} | {w} | {t} | {cell_o} | {cell_p} | {ratio_text(ratio, need)} | "
                            f"≥ {need:g}× | {margin_text(margin)} | {met} |")
             else:
                 out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | | – |")
     lines = ["\n".join(out + paired_table(folder) + bound_table(folder, g, layers_of))]
+    lines += verdict_lines(checked, paired_medians(folder))
     small = sorted({w for (w, b, t) in g if w.startswith(TARGETS[2][0]) and b == "cpu-omp"})
     for w in small:
         threads = sorted(t for (ww, b, t) in g if ww == w and b == "cpu-omp")

@@ -292,3 +292,26 @@ def test_hostile_inputs_give_reasons_not_tracebacks(tmp_path):
     assert "Unreadable, left out: sgemm-after.json." in text
     assert "Bound: none: env.json's CPU ceilings are incomplete." in text
     assert "FMA ceiling at" not in text
+
+
+def test_the_verdict_counts_targets_from_paired_rounds_where_they_ran(tmp_path):
+    small, lin, wide = "mlp-784x256x256x10-60k", "linear-1024x64-60k", "linear-1024x256-60k"
+    rows = [row(small, "cpu-omp", 1, 115, "784,256,256,10"), row(small, "torch-cpu", 1, 100, "784,256,256,10"),
+            row(lin, "cpu-omp", 1, 195, "1024,64"), row(lin, "torch-cpu", 1, 100, "1024,64"),
+            row(lin, "cpu-omp", 2, 210, "1024,64"), row(lin, "torch-cpu", 2, 100, "1024,64"),
+            row(wide, "cpu-omp", 1, 120, "1024,256"), row(wide, "torch-cpu", 1, 100, "1024,256")]
+    write_folder(tmp_path, rows)
+    text = summarize(tmp_path)  # no paired.json: every verdict from the ratio of medians
+    assert ("Verdict: 1 of 4 ratio targets met (the paired rounds' median where they ran, else the ratio of "
+            "medians). Not met: linear-1024x64-60k at 1 thread (1.95×, medians); linear-1024x256-60k at 1 thread "
+            "(1.20×, medians); mlp-784x256x256x10-60k at 1 thread (1.15×, medians).") in text
+    doc = {"rounds": 3, "pairs": [  # the small MLP and 64 at 1 thread met in rounds; 64 at 2 threads missed
+        {"workload": small, "threads": 1, "ratios": [1.31, 1.22, 1.25], "median_ratio": 1.25, "failures": []},
+        {"workload": lin, "threads": 1, "ratios": [2.1, 2.05, 1.9], "median_ratio": 2.05, "failures": []},
+        {"workload": lin, "threads": 2, "ratios": [1.9, 1.8, 1.99], "median_ratio": 1.9, "failures": []},
+        {"workload": "linear-1024x8-60k", "threads": 1, "ratios": [], "median_ratio": None, "failures": ["x"]}]}
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert ("Verdict: 2 of 4 ratio targets met (the paired rounds' median where they ran, else the ratio of "
+            "medians). Not met: linear-1024x64-60k at 2 threads (1.90×, paired); linear-1024x256-60k at 1 "
+            "thread (1.20×, medians).") in text

@@ -1,13 +1,16 @@
 """bench/peers/paired_ratio.py (`make perf`'s paired rounds): cpu-omp and torch-cpu
 repetitions alternate, the order flipping every round, and paired.json's ratios are
-the rows' own samples/s divided round by round. By default only the MLP entries are
-paired. Without torch it says `skipped:` and writes nothing; bad input exits 2."""
+the rows' own samples/s divided round by round. By default the MLP entries are
+paired, and the other entries' thread values whose ratio in results.csv is within 15%
+of their target. Without torch it says `skipped:` and writes nothing; bad input exits 2."""
 
 import json
 import os
 import statistics
 import subprocess
 import sys
+
+import pytest
 
 from peer_helpers import PEERS, rows, torch, trainbench  # noqa: F401, F811 (fixtures used by name)
 
@@ -118,3 +121,38 @@ def test_sigint_mid_run_keeps_whole_rows_and_writes_no_json(tmp_path, trainbench
     assert all(s == "ok" or s.startswith("failed: ") for _, s in statuses), statuses
     assert sum(s != "ok" for _, s in statuses) <= 1, statuses
     assert not [n for n in os.listdir(out) if n.startswith(".paired-export")]
+
+
+def test_non_mlp_thread_values_near_their_target_are_paired(tmp_path, trainbench, torch):
+    """With results.csv beside it (the suite and run_peers.py have run), a linear entry's
+    thread value is paired when its ratio of medians is within 15% of its target."""
+    import csv  # noqa: PLC0415
+    nproc = len(os.sched_getaffinity(0))
+    if nproc < 2:
+        pytest.skip("needs 2 CPUs: the suite's 1 and all must be two thread counts")
+    (tmp_path / "t.suite").write_text(
+        "defaults: --epochs 1 --warmup 1 --reps 2 --seed 1\n"
+        "linear-1024x3-t: --model linear --layers 16,3 --samples 1000 --batch 100 --lr 0.05 --backends cpu-omp "
+        "--threads 1,all\n"
+        "linear-64x1-t: --model linear --layers 16,1 --samples 1000 --batch 100 --lr 0.05 --backends cpu-omp "
+        "--threads 1\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / "results.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["workload", "backend", "threads", "samples_per_s", "status"])
+        w.writeheader()
+        for workload, backend, threads, sps in [
+                ("linear-1024x3-t", "cpu-omp", 1, 300), ("linear-1024x3-t", "torch-cpu", 1, 100),  # 3x: far
+                ("linear-1024x3-t", "cpu-omp", nproc, 190), ("linear-1024x3-t", "torch-cpu", nproc, 100),  # 1.9x
+                ("linear-64x1-t", "cpu-omp", 1, 350), ("linear-64x1-t", "torch-cpu", 1, 100)]:  # 3.5x of 4: 12.5%
+            w.writerow({"workload": workload, "backend": backend, "threads": threads, "samples_per_s": sps,
+                        "status": "ok"})
+    r = subprocess.run([sys.executable, SCRIPT, "--suite", tmp_path / "t.suite", "--results", out,
+                        "--trainbench", trainbench, "--rounds", "1"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 0, r.stdout
+    assert "pairing linear-1024x3-t threads all: suite ratio 1.90x, target 2x (within 15%)" in r.stdout
+    assert "pairing linear-64x1-t threads 1: suite ratio 3.50x, target 4x (within 15%)" in r.stdout
+    pairs = json.loads((out / "paired.json").read_text())["pairs"]
+    assert [(p["workload"], p["threads"]) for p in pairs] == [("linear-1024x3-t", nproc), ("linear-64x1-t", 1)]
+    assert all(len(p["ratios"]) == 1 for p in pairs)
