@@ -2,9 +2,11 @@
 // (internal: included by kernels/cpu/gemm.cpp and linear_step_blocked.cpp). Each kernel K computes one tile of
 // C, at most MR x NR; run<kCols, R, V> computes its first R rows and first V of its
 // K::kVectors column vectors of W = NR / kVectors columns (full tiles: R = MR, V = kVectors):
-//   acc (R x V*W) = sum over p < kc of opA(i, p) * bp[p * NR + j]   (kc rank-1 updates)
+//   acc (R x V*W) = sum over p < kc of opA(i, p) * bp[p * ldb + j]   (kc rank-1 updates)
 //   C[0..mr) x [0..nr) = alpha * acc + beta * C   (beta == 0 never reads C; mr <= R, nr <= V*W)
-// bp is a packed B micro-panel (kc x NR, zero-padded, 64-byte aligned). A comes as
+// bp is a packed B micro-panel (kc x NR, zero-padded, 64-byte aligned; ldb = NR), or rows
+// of a matrix read in place (ldb its row length, a multiple of 16 floats, 64-byte aligned:
+// the blocked linear step's X). Columns past nr are computed, never stored. A comes as
 //   rows (kCols false): R row pointers, opA(i, p) = arow[i][p]   (A read in place, or copied rows)
 //   cols (kCols true): a column-major panel, opA(i, p) = ap[p * ap_ld + i]   (packed from a transposed A,
 //                      ap_ld = MR; or a row-major matrix read in place as its transpose, ap_ld its row length)
@@ -99,7 +101,7 @@ struct Avx512Tile {
   template <bool kCols, int64_t R = MR, int64_t V = kV>
   TB_TARGET_AVX512 static void run(int64_t kc, const float* const* arow, const float* __restrict ap, int64_t ap_ld,
                                    const float* __restrict bp, float alpha, float beta, float* __restrict c,
-                                   int64_t ldc, int64_t mr, int64_t nr) {
+                                   int64_t ldc, int64_t mr, int64_t nr, int64_t ldb = NR) {
     static_assert(R >= 1 && R <= MR && V >= 1 && V <= kV);
     prefetch_c<16 * V>(c, ldc, mr);
     const float* r[R];
@@ -117,8 +119,8 @@ struct Avx512Tile {
       __m512 b[V];
 #pragma GCC unroll 4
       for (int64_t v = 0; v < V; ++v) {
-        b[v] = _mm512_load_ps(bp + p * NR + 16 * v);
-        _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * NR + 16 * v), _MM_HINT_T0);
+        b[v] = _mm512_load_ps(bp + p * ldb + 16 * v);
+        _mm_prefetch(reinterpret_cast<const char*>(bp + (p + 8) * ldb + 16 * v), _MM_HINT_T0);
       }
 #pragma GCC unroll 16
       for (int64_t i = 0; i < R; ++i) {
@@ -199,7 +201,7 @@ struct Avx2 {
   template <bool kCols, int64_t R = MR, int64_t V = 2>
   TB_TARGET_AVX2 static void run(int64_t kc, const float* const* arow, const float* __restrict ap, int64_t ap_ld,
                                  const float* __restrict bp, float alpha, float beta, float* __restrict c,
-                                 int64_t ldc, int64_t mr, int64_t nr) {
+                                 int64_t ldc, int64_t mr, int64_t nr, int64_t ldb = NR) {
     static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
     prefetch_c<8 * V>(c, ldc, mr);
     const float* r[R];
@@ -216,7 +218,7 @@ struct Avx2 {
     for (int64_t p = 0; p < kc; ++p) {
       __m256 b[V];
 #pragma GCC unroll 2
-      for (int64_t v = 0; v < V; ++v) b[v] = _mm256_load_ps(bp + p * NR + 8 * v);
+      for (int64_t v = 0; v < V; ++v) b[v] = _mm256_load_ps(bp + p * ldb + 8 * v);
 #pragma GCC unroll 8
       for (int64_t i = 0; i < R; ++i) {
         const __m256 a = _mm256_broadcast_ss(kCols ? ap + p * ap_ld + i : r[i] + p);
@@ -264,13 +266,13 @@ struct Portable {
   template <bool kCols, int64_t R = MR, int64_t V = 2>
   static void run(int64_t kc, const float* const* arow, const float* __restrict ap, int64_t ap_ld,
                   const float* __restrict bp, float alpha, float beta, float* __restrict c, int64_t ldc, int64_t mr,
-                  int64_t nr) {
+                  int64_t nr, int64_t ldb = NR) {
     static_assert(R >= 1 && R <= MR && (V == 1 || V == 2));
     constexpr int64_t W = NR / 2 * V;
     prefetch_c<W>(c, ldc, mr);
     float acc[R][W] = {};
     for (int64_t p = 0; p < kc; ++p) {
-      const float* b_row = bp + p * NR;
+      const float* b_row = bp + p * ldb;
 #pragma GCC unroll 8
       for (int64_t i = 0; i < R; ++i) {
         const float a_ip = kCols ? ap[p * ap_ld + i] : arow[i][p];
@@ -306,13 +308,13 @@ inline thread_local const char* last_kernel_run = nullptr;
 // nr needs (the edge tiles above). Arguments as K::run; kCols picks how A is addressed.
 template <class K, bool kCols>
 inline void run_tile(int64_t kc, const float* const* arow, const float* ap, int64_t ap_ld, const float* bp,
-                     float alpha, float beta, float* c, int64_t ldc, int64_t mr, int64_t nr) {
+                     float alpha, float beta, float* c, int64_t ldc, int64_t mr, int64_t nr, int64_t ldb = K::NR) {
   constexpr int64_t MR = K::MR, kV = K::kVectors;
   const int64_t v = ceil_div(nr, K::NR / kV);
   const auto rows = [&](auto r) {
     with_count<kV>(v, [&](auto vv) {
       K::template run<kCols, decltype(r)::value, decltype(vv)::value>(kc, arow, ap, ap_ld, bp, alpha, beta, c, ldc,
-                                                                       mr, nr);
+                                                                       mr, nr, ldb);
     });
   };
   if (mr <= MR / 3) return rows(std::integral_constant<int64_t, MR / 3>{});

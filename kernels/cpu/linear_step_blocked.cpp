@@ -8,15 +8,20 @@
 // copied once into a padded buffer Xb (rows of D inputs, a constant 1, zeros: D + 1
 // rounded up to 16, plus 16 floats, as rows 4 KiB apart would share L1 sets) and both
 // products read it from L1/L2:
-//   forward   z (rows x O_pad) = Xb [W^T; b]      A = Xb's rows,      B = [W^T; b] packed once per step
-//   backward  [dW^T; db^T] += Xb^T g              A = Xb read as X^T, B = g, written packed by the loss
-// The 1 column adds the bias in the forward and gives db as the backward's row D. z and
-// g live in the kernels' packed-B layout (NR-wide panels, rows x NR each); dW^T is
-// transposed into dW (O x D) once at the end. Threads split a block's rows in the
-// forward and the loss, then the block's rows of dW^T in the backward (a barrier
-// between): every sum has one order whatever the thread count, so results are bitwise
-// equal for any team size. Measured against the two-GEMM path in trainbench (Zen 5,
-// D 1024, batch 4096): O = 128 +30%, O = 256 +23%, O = 64 +4..8% over the one-pass sweep.
+//   forward   z (rows x O_pad) = Xb [W^T; b]   A = Xb's rows,  B = [W^T; b] packed once per step
+//   backward  [dW db] += g^T Xb                 A = g read as g^T (MR outputs of each row),
+//                                               B = Xb's rows in place (ldb = Xb's row length)
+// The 1 column adds the bias in the forward and gives db as the backward's column D. z
+// and g are row-major (rows x O_pad); [dW db] (O x (D+1), rows padded to whole NR panels)
+// is copied into dW and db once at the end. Threads split a block's rows in the forward
+// and the loss, then [dW db]'s column panels in the backward (a barrier between): every
+// sum has one order whatever the thread count, so results are bitwise equal for any team
+// size. Measured against the two-GEMM path in trainbench (Zen 5, D 1024, batch 4096):
+// O = 128 +30%, O = 256 +23%, O = 64 +4..8% over the one-pass sweep. The backward computed
+// dW^T (A = Xb read as X^T, a 4 KiB stride between rows, half a line used per row) until
+// the tenth session; as g^T Xb each B panel (rows x NR of Xb) stays in L1 for all O / MR
+// output groups: Ice Lake, one thread, alternating rounds, O = 96 / 128 / 256 +6% / +12% /
+// +4%, two threads 0% / +16% / +1.5%; dW and db bitwise the same.
 #include <omp.h>
 
 #include <algorithm>
@@ -42,7 +47,7 @@ using gemm_detail::transpose;
 using gemm_detail::with_kernel;
 
 // Rows per block: a multiple of every kernel's MR (12, 8, 6). At D 1024, 96 rows x 1056
-// floats = 396 KiB of Xb in L2; each block pays two barriers and one pass over dW^T.
+// floats = 396 KiB of Xb in L2; each block pays two barriers and one pass over [dW db].
 // 48 to 288 rows measured within 2% of each other (O 128 and 256, 1 and 2 threads).
 constexpr int64_t kBlockRows = kLinearStepBlockRows;
 
@@ -55,7 +60,7 @@ struct Args {
 };
 
 // The step on kernel K. Column D of Xb holds 1 and row D of W^T holds b, so the
-// forward adds the bias and the backward's row D of dW^T is db (the column sums of g).
+// forward adds the bias and the backward's column D of [dW db] is db (the column sums of g).
 template <class K>
 double blocked_step(const Args& a, int want) {
   constexpr int64_t MR = K::MR, NR = K::NR;
@@ -64,17 +69,21 @@ double blocked_step(const Args& a, int want) {
   const int64_t d1 = d + 1;                           // inputs and the constant 1
   const int64_t op = round_up(o, NR), np = op / NR;  // outputs padded to whole NR panels
   const int64_t ldx = round_up(d1, 16) + 16;          // Xb's row length (see the top)
-  const int64_t nq = ceil_div(d1, MR);                // MR-row panels of dW^T
+  const int64_t nj = ceil_div(d1, NR);                // NR-column panels of [dW db]
+  const int64_t ldw = nj * NR;                         // [dW db]'s row length
   // The forward's K slices: D + 1 in floor((D + 1) / kc) equal slices, at least one, so
   // each is kc to 2 kc long (1025 as 513 + 512, not 512 + 512 + 1: a slice of one would
   // load and store every z tile for one FMA).
   const int64_t kslice = ceil_div(d1, std::max<int64_t>(1, d1 / std::max<int64_t>(gemm_config().kc, 16)));
-  thread_local Buffer wp_buf, xb_buf, gp_buf, dwt_buf;
+  thread_local Buffer wp_buf, xb_buf, gp_buf, dwb_buf;
   thread_local std::vector<double> group_loss;
   float* const wp = wp_buf.get(np * d1 * NR);         // [W^T; b]: panel s holds D+1 rows x NR
-  float* const xb = xb_buf.get(kBlockRows * ldx);     // the block's rows of X, then 1, then 0s
-  float* const gp = gp_buf.get(np * kBlockRows * NR);  // z, then g: panel s holds rows x NR
-  float* const dwt = dwt_buf.get(d1 * op);            // [dW^T; db^T], (D+1) x O_pad
+  // The block's rows of X, then 1, then 0s; + NR: the backward's last column panel may
+  // read past a row's end (into the next row, or here: computed, never stored).
+  float* const xb = xb_buf.get(kBlockRows * ldx + NR);
+  // z, then g, rows x O_pad, row-major; + MR: the backward reads MR outputs of a row.
+  float* const gp = gp_buf.get(kBlockRows * op + MR);
+  float* const dwb = dwb_buf.get(round_up(o, MR) * ldw);  // [dW db], O x (D+1) padded to ldw
   group_loss.assign(static_cast<size_t>(ceil_div(rows, MR)), 0.0);
   // The team uses this pointer: inside the region the thread_local name would be the
   // worker's own (empty) vector.
@@ -119,7 +128,7 @@ double blocked_step(const Args& a, int want) {
             const int64_t i0 = g * MR, mr = std::min(MR, nb - i0);
             for (int64_t i = 0; i < MR; ++i) rp[i] = xb + (i0 + std::min(i, mr - 1)) * ldx + k0;
             run_tile<K, false>(kk, rp, nullptr, 0, wp + (s * d1 + k0) * NR, 1.0f, k0 == 0 ? 0.0f : 1.0f,
-                               gp + (s * kBlockRows + i0) * NR, NR, mr, std::min(NR, o - s * NR));
+                               gp + i0 * op + s * NR, op, mr, std::min(NR, o - s * NR));
           }
         }
       }
@@ -128,7 +137,7 @@ double blocked_step(const Args& a, int want) {
         for (int64_t i = g * MR; i < std::min(g * MR + MR, nb); ++i) {
           const float* t = a.t + (r0 + i) * o;
           for (int64_t s = 0; s < np; ++s) {
-            float* z = gp + (s * kBlockRows + i) * NR;
+            float* z = gp + i * op + s * NR;
             const float* ts = t + s * NR;
             const int64_t cols = std::min(NR, o - s * NR);
 #pragma omp simd reduction(+ : loss)
@@ -137,8 +146,8 @@ double blocked_step(const Args& a, int want) {
               loss += static_cast<double>(tb::mse_element(z[j], ts[j], a.inv_count, &gj));
               z[j] = gj;
             }
-            // The forward stores only the O columns; a full-width backward tile also
-            // reads the rest of the last panel (computed, never stored): keep it 0.
+            // The forward stores only the O columns; the backward's last output group
+            // also reads a few past O (rows of [dW db] computed, never stored): keep them 0.
             std::fill(z + cols, z + NR, 0.0f);
           }
         }
@@ -153,22 +162,22 @@ double blocked_step(const Args& a, int want) {
       const int64_t next_hi = std::min(ng_next * (tid + 1) / n * MR, nb_next);
       const int64_t next_lines = (next_hi - next_lo) * d / 16;  // 16 floats a line
       const float* next = next_lines > 0 ? a.x + (r0 + kBlockRows + next_lo) * d : a.x;  // never past x's end
-      const int64_t q_lo = nq * tid / n, q_hi = nq * (tid + 1) / n;
-      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>((q_hi - q_lo) * np, 1));
+      const int64_t j_lo = nj * tid / n, j_hi = nj * (tid + 1) / n, ng_o = ceil_div(o, MR);
+      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>((j_hi - j_lo) * ng_o, 1));
       int64_t line = 0;
-      for (int64_t q = q_lo; q < q_hi; ++q) {  // backward: this thread's rows of dW^T
-        const int64_t i0 = q * MR, mr = std::min(MR, d1 - i0);
-        for (int64_t s = 0; s < np; ++s) {
+      for (int64_t j = j_lo; j < j_hi; ++j) {  // backward: this thread's column panels of [dW db]
+        const int64_t nr = std::min(NR, d1 - j * NR);
+        for (int64_t o0 = 0; o0 < o; o0 += MR) {  // A = g^T (MR outputs), B = Xb's panel (L1 after the first)
           for (const int64_t e = std::min(line + per_tile, next_lines); line < e; ++line) {
             __builtin_prefetch(next + line * 16, 0, 2);
           }
-          run_tile<K, true>(nb, nullptr, xb + i0, ldx, gp + s * kBlockRows * NR, 1.0f, r0 == 0 ? 0.0f : 1.0f,
-                            dwt + i0 * op + s * NR, op, mr, std::min(NR, o - s * NR));
+          run_tile<K, true>(nb, nullptr, gp + o0, op, xb + j * NR, 1.0f, r0 == 0 ? 0.0f : 1.0f,
+                            dwb + o0 * ldw + j * NR, ldw, std::min(MR, o - o0), nr, ldx);
         }
       }
       barrier();  // before the next block overwrites Xb and g
     }
-    transpose<K>(dwt + p_lo * op, op, p_hi - p_lo, o, a.dw + p_lo, d);  // dW = (dW^T)^T
+    for (int64_t i = 0; i < o; ++i) std::copy(dwb + i * ldw + p_lo, dwb + i * ldw + p_hi, a.dw + i * d + p_lo);
   };
   if (want == 1) {
     body(0, 1);
@@ -176,7 +185,7 @@ double blocked_step(const Args& a, int want) {
 #pragma omp parallel num_threads(want)
     body(omp_get_thread_num(), omp_get_num_threads());
   }
-  std::copy(dwt + d * op, dwt + d * op + o, a.db);
+  for (int64_t i = 0; i < o; ++i) a.db[i] = dwb[i * ldw + d];
   double loss = 0;
   for (const double l : group_loss) loss += l;
   return loss;
