@@ -23,7 +23,7 @@ int64_t host_bytes_needed(const RunConfig& c, int world_size) {
   int64_t widths = 0;
   for (int64_t w : c.model.layers) widths += w;
   // A CPU backend's linear regression step (kernels/cpu/linear_step_blocked.cpp) keeps
-  // [W^T; b] and [dW^T; db^T] packed, (D + 1) x O rounded up to 32, per process: a
+  // [W^T; b] packed and [dW db], about (D + 1) x O each (O rounded up to 32), per process: a
   // cpu-hogwild worker is a process of its own.
   int64_t step_scratch = 0;
   if (!oracle && find_backend(c.backend) && traits_of(c.backend).device == DeviceKind::kCpu &&
