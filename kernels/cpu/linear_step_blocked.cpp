@@ -14,14 +14,14 @@
 // The 1 column adds the bias in the forward and gives db as the backward's column D. z
 // and g are row-major (rows x O_pad); [dW db] (O x (D+1), rows padded to whole NR panels)
 // is copied into dW and db once at the end. Threads split a block's rows in the forward
-// and the loss, then [dW db]'s column panels in the backward (a barrier between): every
-// sum has one order whatever the thread count, so results are bitwise equal for any team
-// size. Measured against the two-GEMM path in trainbench (Zen 5, D 1024, batch 4096):
-// O = 128 +30%, O = 256 +23%, O = 64 +4..8% over the one-pass sweep. The backward computed
-// dW^T (A = Xb read as X^T, a 4 KiB stride between rows, half a line used per row) until
-// the tenth session; as g^T Xb each B panel (rows x NR of Xb) stays in L1 for all O / MR
-// output groups: Ice Lake, one thread, alternating rounds, O = 96 / 128 / 256 +6% / +12% /
-// +4%, two threads 0% / +16% / +1.5%; dW and db bitwise the same.
+// and the loss, then [dW db]'s tiles in the backward (a barrier between): every sum has
+// one order whatever the thread count, so results are bitwise equal for any team size.
+// Measured against the two-GEMM path in trainbench (Zen 5, D 1024, batch 4096): O = 128
+// +30%, O = 256 +23%, O = 64 +4..8% over the one-pass sweep. Until the tenth session the
+// backward computed dW^T (A = Xb read as X^T, a 4 KiB stride between rows, half a line
+// used per row); as g^T Xb each B panel (rows x NR of Xb) stays in L1 for all O / MR
+// output groups: Ice Lake, alternating rounds, O = 96 / 128 / 256 +6% / +12% / +4% at
+// one thread, 0% / +16% / +1.5% at two; dW and db bitwise the same.
 #include <omp.h>
 
 #include <algorithm>
@@ -78,11 +78,12 @@ double blocked_step(const Args& a, int want) {
   thread_local Buffer wp_buf, xb_buf, gp_buf, dwb_buf;
   thread_local std::vector<double> group_loss;
   float* const wp = wp_buf.get(np * d1 * NR);         // [W^T; b]: panel s holds D+1 rows x NR
-  // The block's rows of X, then 1, then 0s; + NR: the backward's last column panel may
-  // read past a row's end (into the next row, or here: computed, never stored).
-  float* const xb = xb_buf.get(kBlockRows * ldx + NR);
-  // z, then g, rows x O_pad, row-major; + MR: the backward reads MR outputs of a row.
-  float* const gp = gp_buf.get(kBlockRows * op + MR);
+  // The block's rows of X, then 1, then 0s. The backward's last column panel reads whole
+  // vectors up to round_up(D + 1, 16) <= ldx - 16: inside the row.
+  float* const xb = xb_buf.get(kBlockRows * ldx);
+  // z, then g, rows x O_pad, row-major. The backward's last output group reads up to
+  // O rounded up to run_tile's row count (MR / 3, 2 MR / 3 or MR), at most O_pad.
+  float* const gp = gp_buf.get(kBlockRows * op);
   float* const dwb = dwb_buf.get(round_up(o, MR) * ldw);  // [dW db], O x (D+1) padded to ldw
   group_loss.assign(static_cast<size_t>(ceil_div(rows, MR)), 0.0);
   // The team uses this pointer: inside the region the thread_local name would be the
@@ -162,18 +163,21 @@ double blocked_step(const Args& a, int want) {
       const int64_t next_hi = std::min(ng_next * (tid + 1) / n * MR, nb_next);
       const int64_t next_lines = (next_hi - next_lo) * d / 16;  // 16 floats a line
       const float* next = next_lines > 0 ? a.x + (r0 + kBlockRows + next_lo) * d : a.x;  // never past x's end
-      const int64_t j_lo = nj * tid / n, j_hi = nj * (tid + 1) / n, ng_o = ceil_div(o, MR);
-      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>((j_hi - j_lo) * ng_o, 1));
+      // Backward: the tiles of [dW db], column panel j by panel (its B, Xb's rows x NR,
+      // stays in L1 across the panel's O / MR output groups), a contiguous run of them per
+      // thread: whole tiles, not whole panels, so 16 threads share D 1024's 22 to 33
+      // panels evenly.
+      const int64_t ng_o = ceil_div(o, MR), tiles = nj * ng_o;
+      const int64_t u_lo = tiles * tid / n, u_hi = tiles * (tid + 1) / n;
+      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>(u_hi - u_lo, 1));
       int64_t line = 0;
-      for (int64_t j = j_lo; j < j_hi; ++j) {  // backward: this thread's column panels of [dW db]
-        const int64_t nr = std::min(NR, d1 - j * NR);
-        for (int64_t o0 = 0; o0 < o; o0 += MR) {  // A = g^T (MR outputs), B = Xb's panel (L1 after the first)
-          for (const int64_t e = std::min(line + per_tile, next_lines); line < e; ++line) {
-            __builtin_prefetch(next + line * 16, 0, 2);
-          }
-          run_tile<K, true>(nb, nullptr, gp + o0, op, xb + j * NR, 1.0f, r0 == 0 ? 0.0f : 1.0f,
-                            dwb + o0 * ldw + j * NR, ldw, std::min(MR, o - o0), nr, ldx);
+      for (int64_t u = u_lo; u < u_hi; ++u) {
+        const int64_t j = u / ng_o, o0 = u % ng_o * MR;
+        for (const int64_t e = std::min(line + per_tile, next_lines); line < e; ++line) {
+          __builtin_prefetch(next + line * 16, 0, 2);
         }
+        run_tile<K, true>(nb, nullptr, gp + o0, op, xb + j * NR, 1.0f, r0 == 0 ? 0.0f : 1.0f, dwb + o0 * ldw + j * NR,
+                          ldw, std::min(MR, o - o0), std::min(NR, d1 - j * NR), ldx);
       }
       barrier();  // before the next block overwrites Xb and g
     }
