@@ -326,14 +326,34 @@ def gemm_vs_blas(folder):
             + ("" if checked else " WARNING: a result failed its check (see the tool's output)."))
 
 
-def paired_table(folder):
-    """Markdown lines for paired.json (bench/peers/paired_ratio.py: cpu-omp and torch-cpu
-    repetitions alternating in rounds, a ratio per round), or [] without it."""
+def read_pairs(folder):
+    """paired.json's pairs (bench/peers/paired_ratio.py) as (workload, threads, ratios,
+    median ratio or None, failures), None for an unreadable entry; None without a
+    readable paired.json."""
     try:
         with open(os.path.join(folder, "paired.json"), encoding="utf-8") as f:
-            doc = json.load(f)
-        pairs = doc["pairs"]
+            pairs = json.load(f)["pairs"]
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+    out = []
+    for p in pairs if isinstance(pairs, list) else []:
+        try:
+            ratios = [float(r) for r in p.get("ratios") or []]
+            med = None if p.get("median_ratio") is None else float(p["median_ratio"])
+            if med is not None and not ratios:
+                raise ValueError("a median without rounds")
+            out.append((str(p["workload"]), int(p["threads"]), ratios, med,
+                        [str(f) for f in p.get("failures") or []]))
+        except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+            out.append(None)
+    return out
+
+
+def paired_table(folder):
+    """Markdown lines for paired.json (cpu-omp and torch-cpu repetitions alternating in
+    rounds, a ratio per round), or [] without it."""
+    pairs = read_pairs(folder)
+    if pairs is None:
         return []
     out = ["\nPaired rounds (paired.json; each round one cpu-omp and one torch-cpu repetition back to back, "
            "order flipped every round; ratio per round). Where a target is in both tables, quote this one: the "
@@ -341,17 +361,11 @@ def paired_table(folder):
            "| target | workload | threads | rounds | cpu-omp ÷ torch-cpu per round, median [min–max] | target | "
            "margin | met |",
            "|---|---|---|---|---|---|---|---|"]
-    for p in pairs if isinstance(pairs, list) else []:
-        try:
-            workload, threads = str(p["workload"]), int(p["threads"])
-            ratios = [float(r) for r in p.get("ratios") or []]
-            med = None if p.get("median_ratio") is None else float(p["median_ratio"])
-            failures = [str(f) for f in p.get("failures") or []]
-            if med is not None and not ratios:
-                raise ValueError("a median without rounds")
-        except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
+    for pair in pairs:
+        if pair is None:
             out.append("| – | unreadable entry in paired.json | | | | | | – |")
             continue
+        workload, threads, ratios, med, failures = pair
         target = next(((label, need) for prefix, label, need in TARGETS if workload.startswith(prefix)), None)
         label, need = target if target else ("–", None)
         failed = f" ({len(failures)} failed: {failures[0]})" if failures else ""
@@ -371,19 +385,7 @@ def paired_table(folder):
 
 def paired_medians(folder):
     """{(workload, threads): median per-round ratio} of paired.json's readable pairs."""
-    try:
-        with open(os.path.join(folder, "paired.json"), encoding="utf-8") as f:
-            pairs = json.load(f)["pairs"]
-        out = {}
-        for p in pairs:
-            try:
-                if p.get("median_ratio") is not None and p.get("ratios"):
-                    out[(str(p["workload"]), int(p["threads"]))] = float(p["median_ratio"])
-            except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
-                continue
-        return out
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
+    return {(p[0], p[1]): p[3] for p in read_pairs(folder) or [] if p is not None and p[3] is not None}
 
 
 def verdict_lines(checked, paired):
