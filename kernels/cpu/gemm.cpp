@@ -9,9 +9,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -160,9 +162,12 @@ void pack_b(const Problem& pr, int64_t p0, int64_t j0, int64_t kc, int64_t nc, i
 //         for each tile (ir, jr):         micro-kernel, C tile updated in place
 // The team splits each step's work: A panels and B panels are packed by the thread
 // that owns them, then (barrier) every thread sweeps its tiles: its own rows of C or its
-// own columns, whichever balances better (on a tie: see body()). Every C
+// own columns, whichever balances better (on a tie: see body()). Split by rows, a thread
+// that finishes its own row panels takes the ones another thread has not started (a
+// core slowed by a neighbour would otherwise keep the whole team waiting). Every C
 // element's K sum runs in the same order (slices in order, p in order inside one),
-// whatever the split: any thread count gives bitwise-identical C.
+// whatever the split or whoever computes the tile: any thread count gives
+// bitwise-identical C.
 // The first K slice applies the caller's beta; later slices accumulate (beta = 1).
 template <class K>
 class Driver {
@@ -178,6 +183,12 @@ class Driver {
     ap_ = scratch(a_buf, pr.trans_a || copy_a_ ? panels * MR * std::min(pr.k, kc_) : 1);
     arows_ = scratch(ptr_buf, pr.trans_a ? 1 : panels * MR);
     bp_ = scratch(b_buf, round_up(std::min(pr.n, nc_), NR) * std::min(pr.k, kc_));
+    if (threads_ > 1) {
+      thread_local std::unique_ptr<Counter[]> counters;
+      thread_local int capacity = 0;
+      if (capacity < threads_) counters.reset(new Counter[static_cast<std::size_t>(capacity = threads_)]);
+      next_ = counters.get();
+    }
   }
 
   void run() {
@@ -215,7 +226,8 @@ class Driver {
           // columns measured slower). Measured at 2 threads (Zen 5 VM): the small MLP's
           // 256-row forward and dA GEMMs +14-21% on operands one thread wrote, its
           // training +1.6% (there the previous layer's threads wrote A by rows already).
-          const int64_t rows_load = ceil_div(mp, nt) * np, cols_load = mp * ceil_div(np, nt);
+          const int64_t rows_load = most_per_thread(mp, MR, ms, nt) * nc;
+          const int64_t cols_load = ms * most_per_thread(np, NR, nc, nt);
           const bool by_rows = rows_load < cols_load || (rows_load == cols_load && !cols_on_tie(kc, nc));
           const int64_t m_lo = by_rows ? mp * tid / nt : 0, m_hi = by_rows ? mp * (tid + 1) / nt : mp;
           const int64_t n_lo = by_rows ? 0 : np * tid / nt, n_hi = by_rows ? np : np * (tid + 1) / nt;
@@ -224,8 +236,9 @@ class Driver {
             pack_a<K>(pr, copy_a_, is, pc, ms, kc, by_rows ? m_lo : a_lo, by_rows ? m_hi : a_hi, ap_, arows_);
           }
           pack_b<K>(pr, pc, jc, kc, nc, np * tid / nt, np * (tid + 1) / nt, bp_);
+          if (nt > 1) next_[tid].v.store(0, std::memory_order_relaxed);  // nobody reads it before the barrier
           barrier(nt);  // every panel packed before anyone reads it
-          for (int64_t q = m_lo; q < m_hi; ++q) {
+          auto row_panel = [&](int64_t q) {
             const int64_t ir = q * MR, mr = std::min(MR, ms - ir);
             float* c_row = pr.c + (is + ir) * pr.ldc + jc;
             const float* const* rows = pr.trans_a ? nullptr : arows_ + q * MR;
@@ -234,6 +247,18 @@ class Driver {
               const int64_t jr = s * NR;
               tile(kc, rows, panel, bp_ + s * kc * NR, beta, c_row + jr, mr, std::min(NR, nc - jr));
             }
+          };
+          if (by_rows && nt > 1) {
+            // Thread u's row panels [mp u / nt, mp (u + 1) / nt) are handed out one at a
+            // time by counter u: each thread drains its own, then the others' (its
+            // operands are mostly its own; the rest fills the time it would wait).
+            for (int v = 0; v < nt; ++v) {
+              const int u = (tid + v) % nt;
+              const int64_t lo = mp * u / nt, hi = mp * (u + 1) / nt;
+              for (int64_t q; (q = lo + next_[u].v.fetch_add(1, std::memory_order_relaxed)) < hi;) row_panel(q);
+            }
+          } else {
+            for (int64_t q = m_lo; q < m_hi; ++q) row_panel(q);
           }
           barrier(nt);  // before the next slice's packing overwrites the panels
         }
@@ -249,12 +274,31 @@ class Driver {
     else run_tile<K, false>(kc, rows, nullptr, 0, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
   }
 
+  // The most rows (or columns) of C one thread gets when `panels` panels of `width`
+  // covering `len` are split as body() splits them. Counted in rows and columns, not
+  // tiles: an edge panel is narrower than the rest (N 256 in 48-wide panels is 5 and 16
+  // columns), and counting it as a whole tile had split such a B slice 144 : 112.
+  static int64_t most_per_thread(int64_t panels, int64_t width, int64_t len, int nt) {
+    int64_t most = 0;
+    for (int t = 0; t < nt; ++t) {
+      const int64_t lo = panels * t / nt * width, hi = std::min(len, panels * (t + 1) / nt * width);
+      most = std::max(most, hi - lo);
+    }
+    return most;
+  }
+
   bool cols_on_tie(int64_t kc, int64_t nc) const {
     constexpr int64_t kDeepSliceBytes = 64 << 10;
     return !pr_.trans_a && !copy_a_ && kc * nc * static_cast<int64_t>(sizeof(float)) >= kDeepSliceBytes;
   }
 
+  // One per thread, a cache line each: the next of that thread's row panels to hand out.
+  struct alignas(64) Counter {
+    std::atomic<int64_t> v{0};
+  };
+
   const Problem& pr_;
+  Counter* next_ = nullptr;
   int64_t kc_, nc_;
   int threads_;
   bool copy_a_ = false;
