@@ -9,11 +9,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -22,6 +20,7 @@
 
 #include "kernels/cpu/cpu_props.h"
 #include "kernels/cpu/gemm_kernels.h"
+#include "kernels/cpu/team_work.h"
 
 namespace tb::cpu {
 namespace {
@@ -183,12 +182,7 @@ class Driver {
     ap_ = scratch(a_buf, pr.trans_a || copy_a_ ? panels * MR * std::min(pr.k, kc_) : 1);
     arows_ = scratch(ptr_buf, pr.trans_a ? 1 : panels * MR);
     bp_ = scratch(b_buf, round_up(std::min(pr.n, nc_), NR) * std::min(pr.k, kc_));
-    if (threads_ > 1) {
-      thread_local std::unique_ptr<Counter[]> counters;
-      thread_local int capacity = 0;
-      if (capacity < threads_) counters.reset(new Counter[static_cast<std::size_t>(capacity = threads_)]);
-      next_ = counters.get();
-    }
+    if (threads_ > 1) next_ = work_counters(threads_);
   }
 
   void run() {
@@ -236,7 +230,7 @@ class Driver {
             pack_a<K>(pr, copy_a_, is, pc, ms, kc, by_rows ? m_lo : a_lo, by_rows ? m_hi : a_hi, ap_, arows_);
           }
           pack_b<K>(pr, pc, jc, kc, nc, np * tid / nt, np * (tid + 1) / nt, bp_);
-          if (nt > 1) next_[tid].v.store(0, std::memory_order_relaxed);  // nobody reads it before the barrier
+          if (nt > 1) reset_own(next_, tid);  // read after this barrier, by then done with the last slice's
           barrier(nt);  // every panel packed before anyone reads it
           auto row_panel = [&](int64_t q) {
             const int64_t ir = q * MR, mr = std::min(MR, ms - ir);
@@ -248,15 +242,10 @@ class Driver {
               tile(kc, rows, panel, bp_ + s * kc * NR, beta, c_row + jr, mr, std::min(NR, nc - jr));
             }
           };
-          if (by_rows && nt > 1) {
-            // Thread u's row panels [mp u / nt, mp (u + 1) / nt) are handed out one at a
-            // time by counter u: each thread drains its own, then the others' (its
-            // operands are mostly its own; the rest fills the time it would wait).
-            for (int v = 0; v < nt; ++v) {
-              const int u = (tid + v) % nt;
-              const int64_t lo = mp * u / nt, hi = mp * (u + 1) / nt;
-              for (int64_t q; (q = lo + next_[u].v.fetch_add(1, std::memory_order_relaxed)) < hi;) row_panel(q);
-            }
+          if (by_rows) {  // its own row panels [m_lo, m_hi) first, then those not yet started
+            share_runs(tid, nt, mp, 1, next_, [&](int64_t q0, int64_t q1) {
+              for (int64_t q = q0; q < q1; ++q) row_panel(q);
+            });
           } else {
             for (int64_t q = m_lo; q < m_hi; ++q) row_panel(q);
           }
@@ -292,13 +281,8 @@ class Driver {
     return !pr_.trans_a && !copy_a_ && kc * nc * static_cast<int64_t>(sizeof(float)) >= kDeepSliceBytes;
   }
 
-  // One per thread, a cache line each: the next of that thread's row panels to hand out.
-  struct alignas(64) Counter {
-    std::atomic<int64_t> v{0};
-  };
-
   const Problem& pr_;
-  Counter* next_ = nullptr;
+  WorkCounter* next_ = nullptr;  // by rows: the next of each thread's row panels (share_runs)
   int64_t kc_, nc_;
   int threads_;
   bool copy_a_ = false;
