@@ -14,8 +14,10 @@
 // The 1 column adds the bias in the forward and gives db as the backward's column D. z
 // and g are row-major (rows x O_pad); [dW db] (O x (D+1), rows padded to whole NR panels)
 // is copied into dW and db once at the end. Threads split a block's rows in the forward
-// and the loss, then [dW db]'s tiles in the backward (a barrier between): every sum has
-// one order whatever the thread count, so results are bitwise equal for any team size.
+// and the loss, then [dW db]'s tiles in the backward (a barrier between), and a thread
+// done with its share takes runs another has not started (team_work.h): every sum has
+// one order whatever the thread count or whoever runs it, so results are bitwise equal
+// for any team size.
 // Measured against the two-GEMM path in trainbench (Zen 5, D 1024, batch 4096): O = 128
 // +30%, O = 256 +23%, O = 64 +4..8% over the one-pass sweep. Until the tenth session the
 // backward computed dW^T (A = Xb read as X^T, a 4 KiB stride between rows, half a line
@@ -34,6 +36,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_kernels.h"
 #include "kernels/cpu/linear_step.h"
+#include "kernels/cpu/team_work.h"
 #include "kernels/scalar_math.h"
 
 namespace tb::cpu {
@@ -50,6 +53,10 @@ using gemm_detail::with_kernel;
 // floats = 396 KiB of Xb in L2; each block pays two barriers and one pass over [dW db].
 // 48 to 288 rows measured within 2% of each other (O 128 and 256, 1 and 2 threads).
 constexpr int64_t kBlockRows = kLinearStepBlockRows;
+
+// Backward tiles handed out at a time (one tile is ~0.4 us at 96 rows; a run of 4 keeps
+// the counter's cost near 1%).
+constexpr int64_t kTileRun = 4;
 
 struct Args {
   const float *x, *t;
@@ -86,9 +93,12 @@ double blocked_step(const Args& a, int want) {
   float* const gp = gp_buf.get(kBlockRows * op);
   float* const dwb = dwb_buf.get(round_up(o, MR) * ldw);  // [dW db], O x (D+1) padded to ldw
   group_loss.assign(static_cast<size_t>(ceil_div(rows, MR)), 0.0);
-  // The team uses this pointer: inside the region the thread_local name would be the
-  // worker's own (empty) vector.
+  // The team uses these pointers: inside the region the thread_local names would be the
+  // worker's own (empty) buffers.
   double* const losses = group_loss.data();
+  // share_runs's counters: the forward's row-group runs, then the backward's tile runs.
+  WorkCounter* const fwd_next = work_counters(2 * want);
+  WorkCounter* const bwd_next = fwd_next + want;
 
   auto body = [&](int tid, int n) {
     const auto barrier = [n] {
@@ -111,29 +121,13 @@ double blocked_step(const Args& a, int want) {
         for (int64_t j = 0; j < NR; ++j) panel[d * NR + j] = j < cols ? a.b[s * NR + j] : 0.0f;
       }
     }
+    if (n > 1) reset_own(fwd_next, tid);
     barrier();
     const float* rp[MR];
     for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
       const int64_t nb = std::min(kBlockRows, rows - r0), ng = ceil_div(nb, MR);
-      const int64_t g_lo = ng * tid / n, g_hi = ng * (tid + 1) / n;
-      for (int64_t i = g_lo * MR; i < std::min(g_hi * MR, nb); ++i) {  // this thread's rows into Xb
-        float* row = xb + i * ldx;
-        std::memcpy(row, a.x + (r0 + i) * d, sizeof(float) * static_cast<size_t>(d));
-        row[d] = 1.0f;
-        std::fill(row + d1, row + ldx, 0.0f);
-      }
-      for (int64_t k0 = 0; k0 < d1; k0 += kslice) {  // forward: z for this thread's row groups
-        const int64_t kk = std::min(kslice, d1 - k0);
-        for (int64_t s = 0; s < np; ++s) {
-          for (int64_t g = g_lo; g < g_hi; ++g) {
-            const int64_t i0 = g * MR, mr = std::min(MR, nb - i0);
-            for (int64_t i = 0; i < MR; ++i) rp[i] = xb + (i0 + std::min(i, mr - 1)) * ldx + k0;
-            run_tile<K, false>(kk, rp, nullptr, 0, wp + (s * d1 + k0) * NR, 1.0f, k0 == 0 ? 0.0f : 1.0f,
-                               gp + i0 * op + s * NR, op, mr, std::min(NR, o - s * NR));
-          }
-        }
-      }
-      for (int64_t g = g_lo; g < g_hi; ++g) {  // loss and g, in place of z (0 past O)
+      if (n > 1) reset_own(bwd_next, tid);  // read after the next barrier
+      auto loss_of_group = [&](int64_t g) {
         double loss = 0;
         for (int64_t i = g * MR; i < std::min(g * MR + MR, nb); ++i) {
           const float* t = a.t + (r0 + i) * o;
@@ -153,10 +147,39 @@ double blocked_step(const Args& a, int want) {
           }
         }
         losses[(r0 + g * MR) / MR] = loss;
-      }
+      };
+      // Row groups [g0, g1) (MR rows each): their rows into Xb, z = Xb [W^T; b] (each
+      // panel of W^T across all the run's groups: at O 256 W^T is 1 MiB, as much as L2),
+      // then the loss and g in place of z (0 past O). Every sum in it has one order,
+      // whichever thread runs it.
+      auto forward_groups = [&](int64_t g0, int64_t g1) {
+        for (int64_t i = g0 * MR; i < std::min(g1 * MR, nb); ++i) {
+          float* row = xb + i * ldx;
+          std::memcpy(row, a.x + (r0 + i) * d, sizeof(float) * static_cast<size_t>(d));
+          row[d] = 1.0f;
+          std::fill(row + d1, row + ldx, 0.0f);
+        }
+        for (int64_t k0 = 0; k0 < d1; k0 += kslice) {
+          const int64_t kk = std::min(kslice, d1 - k0);
+          for (int64_t s = 0; s < np; ++s) {
+            for (int64_t g = g0; g < g1; ++g) {
+              const int64_t i0 = g * MR, mr = std::min(MR, nb - i0);
+              for (int64_t i = 0; i < MR; ++i) rp[i] = xb + (i0 + std::min(i, mr - 1)) * ldx + k0;
+              run_tile<K, false>(kk, rp, nullptr, 0, wp + (s * d1 + k0) * NR, 1.0f, k0 == 0 ? 0.0f : 1.0f,
+                                 gp + i0 * op + s * NR, op, mr, std::min(NR, o - s * NR));
+            }
+          }
+        }
+        for (int64_t g = g0; g < g1; ++g) loss_of_group(g);
+      };
+      // Runs of half a thread's share: W^T's panels are read once per run (run by run of
+      // one group, O = 256 lost 8% at one thread: 1 MiB of W^T per 8 rows, from L3).
+      share_runs(tid, n, ng, ceil_div(ng, 2 * n), fwd_next, forward_groups);
       barrier();  // the whole block's g before anyone reads it
-      // The rows this thread copies in the next block, asked into L2 a few lines per
-      // backward tile, so that copy reads L2, not memory: +8% at O = 128, one thread.
+      if (n > 1) reset_own(fwd_next, tid);  // for the next block's forward, after 2 barriers
+      // This thread's share of the next block's rows (it copies them unless another
+      // thread takes them first), asked into L2 a few lines per backward tile, so that
+      // the copy reads L2, not memory: +8% at O = 128, one thread.
       const int64_t nb_next = std::clamp<int64_t>(rows - r0 - kBlockRows, 0, kBlockRows);
       const int64_t ng_next = ceil_div(nb_next, MR);
       const int64_t next_lo = std::min(ng_next * tid / n * MR, nb_next);
@@ -164,21 +187,22 @@ double blocked_step(const Args& a, int want) {
       const int64_t next_lines = (next_hi - next_lo) * d / 16;  // 16 floats a line
       const float* next = next_lines > 0 ? a.x + (r0 + kBlockRows + next_lo) * d : a.x;  // never past x's end
       // Backward: the tiles of [dW db], column panel j by panel (its B, Xb's rows x NR,
-      // stays in L1 across the panel's O / MR output groups), a contiguous run of them per
-      // thread: whole tiles, not whole panels, so 16 threads share D 1024's 22 to 33
-      // panels evenly.
+      // stays in L1 across the panel's O / MR output groups), in runs of kTileRun tiles
+      // (whole tiles, not whole panels, so 16 threads share D 1024's 22 to 33 panels
+      // evenly).
       const int64_t ng_o = ceil_div(o, MR), tiles = nj * ng_o;
-      const int64_t u_lo = tiles * tid / n, u_hi = tiles * (tid + 1) / n;
-      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>(u_hi - u_lo, 1));
+      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>(tiles / n, 1));
       int64_t line = 0;
-      for (int64_t u = u_lo; u < u_hi; ++u) {
-        const int64_t j = u / ng_o, o0 = u % ng_o * MR;
-        for (const int64_t e = std::min(line + per_tile, next_lines); line < e; ++line) {
-          __builtin_prefetch(next + line * 16, 0, 2);
+      share_runs(tid, n, tiles, kTileRun, bwd_next, [&](int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t j = u / ng_o, o0 = u % ng_o * MR;
+          for (const int64_t e = std::min(line + per_tile, next_lines); line < e; ++line) {
+            __builtin_prefetch(next + line * 16, 0, 2);
+          }
+          run_tile<K, true>(nb, nullptr, gp + o0, op, xb + j * NR, 1.0f, r0 == 0 ? 0.0f : 1.0f,
+                            dwb + o0 * ldw + j * NR, ldw, std::min(MR, o - o0), std::min(NR, d1 - j * NR), ldx);
         }
-        run_tile<K, true>(nb, nullptr, gp + o0, op, xb + j * NR, 1.0f, r0 == 0 ? 0.0f : 1.0f, dwb + o0 * ldw + j * NR,
-                          ldw, std::min(MR, o - o0), std::min(NR, d1 - j * NR), ldx);
-      }
+      });
       barrier();  // before the next block overwrites Xb and g
     }
     for (int64_t i = 0; i < o; ++i) std::copy(dwb + i * ldw + p_lo, dwb + i * ldw + p_hi, a.dw + i * d + p_lo);

@@ -11,8 +11,8 @@
 // 3 threads, and a narrower O after a wider one with the same vector count (the reused
 // W^T's padding lanes must be zeroed again). The blocked path (O > 88, or called
 // directly for any O) also around its 96-row blocks, the micro-tiles (12 x 32, 6 x 16)
-// and the forward's K slices, on every GEMM kernel this CPU runs, bitwise equal for 1, 2
-// and 3 threads.
+// and the forward's K slices, on every GEMM kernel this CPU runs, bitwise equal for 1, 2,
+// 3 and 8 threads.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -157,26 +157,29 @@ TEST_P(LinearStepBlocked, MatchesNaiveDoubleOnEveryKernel) {
   }
 }
 
-// Every sum in the blocked path has one order whatever the team: bitwise equal. Both
-// shapes are above the parallel threshold (B D O >= 2^19 multiply-adds); the second has
-// fewer row groups than threads (5 rows: a single group on every kernel), so some threads
-// sit out the forward, and it is checked against naive double at 3 threads too.
-TEST_P(LinearStepBlocked, BitwiseEqualForOneTwoAndThreeThreads) {
+// Every sum in the blocked path has one order whatever the team or whoever runs a row
+// group or tile: bitwise equal. Both shapes are above the parallel threshold (B D O >=
+// 2^19 multiply-adds); the second has fewer row groups than threads (5 rows: a single
+// group on every kernel), so some threads sit out the forward, and it is checked against
+// naive double at 3 threads too. 3 and 8 threads on fewer cores get preempted, so threads
+// take runs from each other's shares.
+TEST_P(LinearStepBlocked, BitwiseEqualForAnyTeamSize) {
   set_gemm_kernel(GetParam());
   for (const Shape& s : {Shape{1000, 130, 70}, Shape{5, 1000, 200}}) {  // 10 blocks + 40 rows; one short block
     const std::vector<float> x = random_vec(s.rows * s.d, 5), t = random_vec(s.rows * s.o, 6);
     const std::vector<float> w = random_vec(s.o * s.d, 7), b = random_vec(s.o, 8);
-    std::vector<std::vector<float>> dw(3, std::vector<float>(s.o * s.d)), db(3, std::vector<float>(s.o));
-    double loss[3];
-    for (int k = 0; k < 3; ++k) {
-      ThreadScope scope(k + 1);
+    const int teams[] = {1, 2, 3, 8};
+    std::vector<std::vector<float>> dw(4, std::vector<float>(s.o * s.d)), db(4, std::vector<float>(s.o));
+    double loss[4];
+    for (int k = 0; k < 4; ++k) {
+      ThreadScope scope(teams[k]);
       loss[k] = linear_mse_step_blocked(x.data(), t.data(), s.rows, s.d, s.o, w.data(), b.data(),
                                         1.0f / (s.rows * s.o), dw[k].data(), db[k].data());
     }
-    for (int k = 1; k < 3; ++k) {
-      EXPECT_EQ(loss[k], loss[0]) << k + 1 << " threads, " << s.rows << "x" << s.d << "->" << s.o;
-      EXPECT_EQ(dw[k], dw[0]) << k + 1 << " threads, " << s.rows << "x" << s.d << "->" << s.o;
-      EXPECT_EQ(db[k], db[0]) << k + 1 << " threads, " << s.rows << "x" << s.d << "->" << s.o;
+    for (int k = 1; k < 4; ++k) {
+      EXPECT_EQ(loss[k], loss[0]) << teams[k] << " threads, " << s.rows << "x" << s.d << "->" << s.o;
+      EXPECT_EQ(dw[k], dw[0]) << teams[k] << " threads, " << s.rows << "x" << s.d << "->" << s.o;
+      EXPECT_EQ(db[k], db[0]) << teams[k] << " threads, " << s.rows << "x" << s.d << "->" << s.o;
     }
   }
   ThreadScope three(3);
