@@ -110,6 +110,8 @@ double blocked_step(const Args& a, int want) {
       const int64_t units = ceil_div(count, unit);
       *lo = std::min(count, units * tid / n * unit), *hi = std::min(count, units * (tid + 1) / n * unit);
     };
+    // The forward's run of row groups out of ng: half a thread's share (see below).
+    const auto group_run = [n](int64_t ng) { return ceil_div(ng, 2 * n); };
     int64_t p_lo, p_hi;
     share(d, 16, &p_lo, &p_hi);
     for (int64_t s = 0; s < np; ++s) {  // pack [W^T; b], zero past O
@@ -174,7 +176,7 @@ double blocked_step(const Args& a, int want) {
       };
       // Runs of half a thread's share: W^T's panels are read once per run (run by run of
       // one group, O = 256 lost 8% at one thread: 1 MiB of W^T per 8 rows, from L3).
-      share_runs(tid, n, ng, ceil_div(ng, 2 * n), fwd_next, forward_groups);
+      share_runs(tid, n, ng, group_run(ng), fwd_next, forward_groups);
       barrier();  // the whole block's g before anyone reads it
       if (n > 1) reset_own(fwd_next, tid);  // for the next block's forward, after 2 barriers
       // This thread's share of the next block's rows (it copies them unless another
@@ -182,8 +184,9 @@ double blocked_step(const Args& a, int want) {
       // the copy reads L2, not memory: +8% at O = 128, one thread.
       const int64_t nb_next = std::clamp<int64_t>(rows - r0 - kBlockRows, 0, kBlockRows);
       const int64_t ng_next = ceil_div(nb_next, MR);
-      const int64_t next_lo = std::min(ng_next * tid / n * MR, nb_next);
-      const int64_t next_hi = std::min(ng_next * (tid + 1) / n * MR, nb_next);
+      int64_t g_lo = 0, g_hi = 0;
+      if (ng_next > 0) own_share(tid, n, ng_next, group_run(ng_next), &g_lo, &g_hi);
+      const int64_t next_lo = std::min(g_lo * MR, nb_next), next_hi = std::min(g_hi * MR, nb_next);
       const int64_t next_lines = (next_hi - next_lo) * d / 16;  // 16 floats a line
       const float* next = next_lines > 0 ? a.x + (r0 + kBlockRows + next_lo) * d : a.x;  // never past x's end
       // Backward: the tiles of [dW db], column panel j by panel (its B, Xb's rows x NR,
@@ -191,7 +194,9 @@ double blocked_step(const Args& a, int want) {
       // (whole tiles, not whole panels, so 16 threads share D 1024's 22 to 33 panels
       // evenly).
       const int64_t ng_o = ceil_div(o, MR), tiles = nj * ng_o;
-      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>(tiles / n, 1));
+      int64_t u_lo, u_hi;  // this thread's own tiles: the prefetch is spread over as many
+      own_share(tid, n, tiles, kTileRun, &u_lo, &u_hi);
+      const int64_t per_tile = ceil_div(next_lines, std::max<int64_t>(u_hi - u_lo, 1));
       int64_t line = 0;
       share_runs(tid, n, tiles, kTileRun, bwd_next, [&](int64_t u0, int64_t u1) {
         for (int64_t u = u0; u < u1; ++u) {

@@ -23,7 +23,9 @@ struct alignas(64) WorkCounter {
 };
 
 // The calling thread's `count` counters (grow-only, thread_local); the team of the
-// parallel region it opens next uses them through the returned pointer.
+// parallel region it opens next uses them through the returned pointer. A later call on
+// the same thread with a larger count frees the array an earlier call returned (the
+// GEMM and the blocked linear step share it; neither calls the other inside its region).
 inline WorkCounter* work_counters(int count) {
   thread_local std::unique_ptr<WorkCounter[]> counters;
   thread_local int capacity = 0;
@@ -36,7 +38,15 @@ inline WorkCounter* work_counters(int count) {
 
 inline void reset_own(WorkCounter* counters, int tid) { counters[tid].next.store(0, std::memory_order_relaxed); }
 
-// Thread tid of a team of n calls f(i0, i1) for runs [i0, i1) of at most `run` items
+// Thread tid's static share of [0, count) in runs of `run` (>= 1) items, as share_runs
+// splits it: items [*lo, *hi).
+inline void own_share(int tid, int n, int64_t count, int64_t run, int64_t* lo, int64_t* hi) {
+  const int64_t runs = (count + run - 1) / run;
+  *lo = std::min(count, runs * tid / n * run);
+  *hi = std::min(count, runs * (tid + 1) / n * run);
+}
+
+// Thread tid of a team of n calls f(i0, i1) for runs [i0, i1) of at most `run` (>= 1) items
 // covering [0, count). Thread u's share is runs [R u / n, R (u + 1) / n) of the R runs
 // (the static split), handed out one run at a time by counters[u]: each thread drains
 // its own share first, then the others'. Every run is done exactly once, by whichever

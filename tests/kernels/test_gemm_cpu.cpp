@@ -254,7 +254,8 @@ TEST_P(GemmCpu, BetaZeroIgnoresNaNInC) {
 // the result is bitwise identical for any thread count (the harness relies on nothing
 // weaker than the tolerance, but this pins down that no element is summed twice or
 // skipped). Split by rows, threads take row panels other threads have not started; 3
-// and 8 threads on this machine's fewer cores make that happen (threads get preempted).
+// and 8 threads on a machine with fewer cores make that happen (threads get preempted;
+// tests/kernels/test_team_work.cpp forces it).
 TEST(GemmCpuThreads, AnyThreadCountBitwiseEqual) {
   for (const std::string& kernel : gemm_kernels_supported())
   for (const Shape& s : {Shape{65, 129, 257}, Shape{256, 256, 300}, Shape{200, 70, 530}, Shape{10, 700, 300}}) {

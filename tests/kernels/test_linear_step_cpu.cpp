@@ -160,7 +160,7 @@ TEST_P(LinearStepBlocked, MatchesNaiveDoubleOnEveryKernel) {
 // Every sum in the blocked path has one order whatever the team or whoever runs a row
 // group or tile: bitwise equal. Both shapes are above the parallel threshold (B D O >=
 // 2^19 multiply-adds); the second has fewer row groups than threads (5 rows: a single
-// group on every kernel), so some threads sit out the forward, and it is checked against
+// group on every kernel), so all but one thread sit out the forward, and it is checked against
 // naive double at 3 threads too. 3 and 8 threads on fewer cores get preempted, so threads
 // take runs from each other's shares.
 TEST_P(LinearStepBlocked, BitwiseEqualForAnyTeamSize) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/cpu/team_work.h"
@@ -14,9 +15,9 @@ namespace tb::cpu {
 namespace {
 
 // Runs share_runs over [0, count) on a team of n threads; returns how many times each
-// index was visited and (in *by_thread) how many indices each thread did. `late`: thread
-// 0 starts only after every other thread has returned from share_runs.
-std::vector<int> visits(int n, int64_t count, int64_t run, bool late, std::vector<int64_t>* by_thread) {
+// index was visited and (in *by_thread) how many indices each thread did. `late` >= 0:
+// that thread starts only after every other thread has returned from share_runs.
+std::vector<int> visits(int n, int64_t count, int64_t run, int late, std::vector<int64_t>* by_thread) {
   std::vector<std::atomic<int>> seen(static_cast<size_t>(count));
   by_thread->assign(static_cast<size_t>(n), 0);
   WorkCounter* counters = work_counters(n);
@@ -29,9 +30,8 @@ std::vector<int> visits(int n, int64_t count, int64_t run, bool late, std::vecto
     team = nt;
     reset_own(counters, tid);
 #pragma omp barrier
-    if (late && tid == 0) {
-      while (done.load() < nt - 1) {
-      }
+    if (tid == late) {
+      while (done.load() < nt - 1) std::this_thread::yield();
     }
     int64_t mine = 0;
     share_runs(tid, nt, count, run, counters, [&](int64_t i0, int64_t i1) {
@@ -55,25 +55,50 @@ TEST(ShareRuns, EveryIndexExactlyOnceForAnyTeamCountAndRun) {
     for (int64_t count : {0, 1, 5, 12, 37}) {
       for (int64_t run : {1, 3, 7}) {
         SCOPED_TRACE(std::to_string(n) + " threads, count " + std::to_string(count) + ", run " + std::to_string(run));
-        const std::vector<int> seen = visits(n, count, run, false, &by_thread);
+        const std::vector<int> seen = visits(n, count, run, -1, &by_thread);
         EXPECT_EQ(seen, std::vector<int>(static_cast<size_t>(count), 1));
       }
     }
   }
 }
 
-// Thread 0 arrives after the others have finished: they must have done its share too
-// (without the taking, thread 0 would do its 1/n of the runs alone, and the rest wait).
+// A thread arrives after the others have finished: they must have done its share too
+// (without the taking, it would do its 1/n of the runs alone while the rest wait). The
+// last thread's share ends in a short run (41 items in runs of 2).
 TEST(ShareRuns, ALateThreadFindsItsShareTaken) {
   std::vector<int64_t> by_thread;
   for (int n : {2, 3}) {
-    SCOPED_TRACE(std::to_string(n) + " threads");
-    const std::vector<int> seen = visits(n, 40, 2, true, &by_thread);
-    EXPECT_EQ(seen, std::vector<int>(40, 1));
-    EXPECT_EQ(by_thread[0], 0);
-    int64_t total = 0;
-    for (int64_t b : by_thread) total += b;
-    EXPECT_EQ(total, 40);
+    for (int late : {0, n - 1}) {
+      SCOPED_TRACE(std::to_string(n) + " threads, thread " + std::to_string(late) + " late");
+      const std::vector<int> seen = visits(n, 41, 2, late, &by_thread);
+      EXPECT_EQ(seen, std::vector<int>(41, 1));
+      EXPECT_EQ(by_thread[static_cast<size_t>(late)], 0);
+      int64_t total = 0;
+      for (int64_t b : by_thread) total += b;
+      EXPECT_EQ(total, 41);
+    }
+  }
+}
+
+// own_share is the static split share_runs starts from: in thread order, the shares
+// cover [0, count) without gaps or overlaps, and each starts on a run boundary.
+TEST(ShareRuns, OwnSharesPartitionTheLoop) {
+  for (int n : {1, 2, 3, 8}) {
+    for (int64_t count : {1, 5, 12, 37}) {
+      for (int64_t run : {1, 3, 7}) {
+        SCOPED_TRACE(std::to_string(n) + " threads, count " + std::to_string(count) + ", run " + std::to_string(run));
+        int64_t end = 0;
+        for (int t = 0; t < n; ++t) {
+          int64_t lo, hi;
+          own_share(t, n, count, run, &lo, &hi);
+          EXPECT_EQ(lo, end);
+          EXPECT_LE(lo, hi);
+          EXPECT_TRUE(lo == hi || lo % run == 0);
+          end = hi;
+        }
+        EXPECT_EQ(end, count);
+      }
+    }
   }
 }
 
@@ -81,7 +106,7 @@ TEST(ShareRuns, ALateThreadFindsItsShareTaken) {
 TEST(ShareRuns, CountersResetBetweenLoops) {
   std::vector<int64_t> by_thread;
   for (int round = 0; round < 3; ++round) {
-    const std::vector<int> seen = visits(3, 20, 3, false, &by_thread);
+    const std::vector<int> seen = visits(3, 20, 3, -1, &by_thread);
     EXPECT_EQ(seen, std::vector<int>(20, 1)) << "round " << round;
   }
 }
