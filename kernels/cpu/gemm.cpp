@@ -220,14 +220,14 @@ class Driver {
           // columns measured slower). Measured at 2 threads (Zen 5 VM): the small MLP's
           // 256-row forward and dA GEMMs +14-21% on operands one thread wrote, its
           // training +1.6% (there the previous layer's threads wrote A by rows already).
-          const int64_t rows_load = most_per_thread(mp, MR, ms, nt) * nc;
-          const int64_t cols_load = ms * most_per_thread(np, NR, nc, nt);
+          const int64_t rows_load = most_per_thread(MR, ms, nt) * nc;
+          const int64_t cols_load = ms * most_per_thread(NR, nc, nt);
           const bool by_rows = rows_load < cols_load || (rows_load == cols_load && !cols_on_tie(kc, nc));
           const int64_t m_lo = by_rows ? mp * tid / nt : 0, m_hi = by_rows ? mp * (tid + 1) / nt : mp;
           const int64_t n_lo = by_rows ? 0 : np * tid / nt, n_hi = by_rows ? np : np * (tid + 1) / nt;
           if (jc == 0) {  // this thread's share of the A panels, once per K slice
             const int64_t a_lo = mp * tid / nt, a_hi = mp * (tid + 1) / nt;
-            pack_a<K>(pr, copy_a_, is, pc, ms, kc, by_rows ? m_lo : a_lo, by_rows ? m_hi : a_hi, ap_, arows_);
+            pack_a<K>(pr, copy_a_, is, pc, ms, kc, a_lo, a_hi, ap_, arows_);  // = [m_lo, m_hi) by rows
           }
           pack_b<K>(pr, pc, jc, kc, nc, np * tid / nt, np * (tid + 1) / nt, bp_);
           if (nt > 1) reset_own(next_, tid);  // read after this barrier, by then done with the last slice's
@@ -263,14 +263,15 @@ class Driver {
     else run_tile<K, false>(kc, rows, nullptr, 0, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
   }
 
-  // The most rows (or columns) of C one thread gets when `panels` panels of `width`
-  // covering `len` are split as body() splits them. Counted in rows and columns, not
+  // The most rows (or columns) of C one thread gets when the panels of `width` covering
+  // `len` are split as body() splits them (own_share). Counted in rows and columns, not
   // tiles: an edge panel is narrower than the rest (N 256 in 48-wide panels is 5 and 16
   // columns), and counting it as a whole tile had split such a B slice 144 : 112.
-  static int64_t most_per_thread(int64_t panels, int64_t width, int64_t len, int nt) {
+  static int64_t most_per_thread(int64_t width, int64_t len, int nt) {
     int64_t most = 0;
     for (int t = 0; t < nt; ++t) {
-      const int64_t lo = panels * t / nt * width, hi = std::min(len, panels * (t + 1) / nt * width);
+      int64_t lo, hi;
+      own_share(t, nt, len, width, &lo, &hi);
       most = std::max(most, hi - lo);
     }
     return most;

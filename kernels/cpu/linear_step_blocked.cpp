@@ -106,14 +106,10 @@ double blocked_step(const Args& a, int want) {
 #pragma omp barrier
       }
     };
-    const auto share = [tid, n](int64_t count, int64_t unit, int64_t* lo, int64_t* hi) {  // in whole units
-      const int64_t units = ceil_div(count, unit);
-      *lo = std::min(count, units * tid / n * unit), *hi = std::min(count, units * (tid + 1) / n * unit);
-    };
     // The forward's run of row groups out of ng: half a thread's share (see below).
     const auto group_run = [n](int64_t ng) { return ceil_div(ng, 2 * n); };
-    int64_t p_lo, p_hi;
-    share(d, 16, &p_lo, &p_hi);
+    int64_t p_lo, p_hi;  // this thread's slice of D in whole 16-float lines: W^T's pack, dW's copy
+    own_share(tid, n, d, 16, &p_lo, &p_hi);
     for (int64_t s = 0; s < np; ++s) {  // pack [W^T; b], zero past O
       const int64_t cols = std::min(NR, o - s * NR);
       float* panel = wp + s * d1 * NR;
