@@ -10,7 +10,9 @@ HAVE_GPU   := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo 1)
 SUITE      ?= $(if $(HAVE_GPU),bench/suites/gpu.suite,bench/suites/default.suite)
 # Debian's python3 carries python3-matplotlib; a pyenv/venv python first on PATH may not.
 PYTHON     ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
-RUN_ID     := $(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname 2>/dev/null || echo host)
+# UTC time, host and this make's process id: two makes started in the same second (two
+# terminals, two CI jobs on one runner) write two folders, not one.
+RUN_ID     := $(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname 2>/dev/null || echo host)-$(shell echo $$PPID)
 RESULTS    ?= results/$(RUN_ID)
 RUN        ?= $(shell ls -1dt results/*/ 2>/dev/null | head -n 1)
 NEW        ?= $(RUN)
@@ -40,11 +42,15 @@ ifneq ($(TB_SKIP_DEPS),1)
 	@bash cmake/install-deps.sh all
 endif
 
+# Two makes at once (make test beside make bench) take turns at the build tree: two
+# cmake --build runs in one tree would compile and link the same files at the same time.
+BUILD_LOCK = $(if $(shell command -v flock 2>/dev/null),mkdir -p $(BUILD) && flock $(BUILD)/.make.lock)
+
 configure:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+	$(BUILD_LOCK) cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 
 build: configure
-	cmake --build $(BUILD) -j $(JOBS)
+	$(BUILD_LOCK) cmake --build $(BUILD) -j $(JOBS)
 
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -144,7 +150,7 @@ perf: deps build
 # The CSV schema's copies (README.md's table, reports/schema.json) rewritten from the
 # binary (harness/result_schema.cpp is the source); ctest's schema_docs_match checks them.
 schema: configure
-	cmake --build $(BUILD) -j $(JOBS) --target trainbench
+	$(BUILD_LOCK) cmake --build $(BUILD) -j $(JOBS) --target trainbench
 	cmake -DTRAINBENCH=$(BUILD)/trainbench -DSOURCE_DIR=$(CURDIR) -DMODE=update -P cmake/schema_sync.cmake
 
 fuzz:

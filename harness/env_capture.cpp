@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string>
+
+#include <unistd.h>
 
 #include "harness/build_provenance.h"
 #include "harness/host_info.h"
@@ -43,7 +46,10 @@ RunIdentity make_run_identity() {
   std::strftime(rid, sizeof rid, "%Y%m%d-%H%M%S", &tm);
   id.timestamp = ts;
   id.host = host_info().hostname;
-  id.run_id = std::string(rid) + "-" + id.host;
+  // The process id makes the id unique on this host: two runs started in the same second
+  // (two terminals, two CI jobs on one runner) would otherwise share one id, one default
+  // folder, and be merged as one run by the reports.
+  id.run_id = std::string(rid) + "-" + id.host + "-" + std::to_string(::getpid());
   return id;
 }
 

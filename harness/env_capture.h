@@ -10,7 +10,7 @@
 namespace tb {
 
 struct RunIdentity {
-  std::string run_id;     // 20261122-013000-hostname
+  std::string run_id;     // 20261122-013000-hostname-4242 (UTC time, host, process id)
   std::string timestamp;  // ISO-8601 UTC, 2026-11-22T01:30:00Z
   std::string host;
 };

@@ -252,6 +252,6 @@ def identity(results):
     last = results.last
     now = datetime.datetime.now(datetime.timezone.utc)
     host = last.get("host") or socket.gethostname()
-    return {"run_id": last.get("run_id") or now.strftime("%Y%m%d-%H%M%S-") + host,
+    return {"run_id": last.get("run_id") or now.strftime("%Y%m%d-%H%M%S-") + f"{host}-{os.getpid()}",
             "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": host}
 

@@ -220,6 +220,41 @@ TEST(OutDir, ASecondSuiteOnTheSameFolderIsRefusedNamingTheHolder) {
   EXPECT_NE(again.out.find("already holds the results of another run"), std::string::npos) << again.out;
 }
 
+// Two suites started together without --out (two terminals, two CI jobs on one runner):
+// each gets its own run id and its own default folder results/<run-id>/, so neither is
+// refused as "in use" and the reports never merge them as one run. Both start within
+// the same second here, which is when a time-and-host id alone would collide.
+TEST(OutDir, TwoSuitesStartedTogetherWriteTwoRunsWithTheirOwnIds) {
+  const std::string dir = tmp("twins");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/tiny.suite") << "defaults: --epochs 1 --warmup 0 --reps 1 --seed 1\n"
+                                        "tiny: --model linear --layers 4,1 --samples 64 --batch 16 --backends "
+                                        "reference\n";
+  const std::string exe = TB_TRAINBENCH_EXE;
+  const ShellResult r = tb::test::shell(
+      "cd " + dir + " && { " + exe + " suite tiny.suite --no-ceilings > a.log 2>&1 & echo $! > a.pid; " + exe +
+      " suite tiny.suite --no-ceilings > b.log 2>&1 & echo $! > b.pid; wait %1; ra=$?; wait %2; rb=$?; "
+      "echo \"rc $ra $rb\"; }");
+  EXPECT_NE(r.out.find("rc 0 0"), std::string::npos) << r.out << slurp(dir + "/a.log") << slurp(dir + "/b.log");
+  for (const char* who : {"a", "b"}) {
+    std::string pid = slurp(dir + "/" + who + ".pid");
+    pid.erase(pid.find_last_not_of("\n") + 1);
+    // results/<run-id>/ whose run id ends in the suite's process id, on every row.
+    std::vector<fs::path> mine;
+    for (const auto& e : fs::directory_iterator(dir + "/results")) {
+      const std::string name = e.path().filename().string();
+      if (name.size() > pid.size() && name.compare(name.size() - pid.size() - 1, std::string::npos, "-" + pid) == 0) {
+        mine.push_back(e.path());
+      }
+    }
+    ASSERT_EQ(mine.size(), 1u) << who << " (pid " << pid << ")";
+    const std::string csv = slurp((mine[0] / "results.csv").string());
+    const std::string id = mine[0].filename().string();
+    EXPECT_NE(csv.find("\n2," + id + ","), std::string::npos) << csv;
+    EXPECT_NE(slurp((mine[0] / "env.json").string()).find("\"run_id\": \"" + id + "\""), std::string::npos);
+  }
+}
+
 TEST(Outputs, SaveParamsAndOutAreCheckedBeforeTraining) {
   const std::string out = tmp("outs.csv");
   const char* small = " --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --reps 1";
