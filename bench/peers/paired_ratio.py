@@ -11,6 +11,11 @@ minutes later; on a machine whose speed drifts (a VM: torch-cpu's median moved b
 between two quiet runs, docs/performance.md) that ratio compares two moments. A ratio
 taken within each round, in either order, cancels what drifts slower than a round.
 
+An entry's thread values take turns within each round too (1 then all, then all then
+1), so each round also gives cpu-omp's scaling = samples/s at the most threads ÷ at 1
+thread, both taken within seconds: paired.json's "scaling", which perf_summary.py
+judges the small MLP's 1.7x target by.
+
 Rows (both backends, every round) go to RESULTS_DIR/paired.csv, the ratios to
 RESULTS_DIR/paired.json (written whole: a temporary file, then rename).
 
@@ -210,7 +215,7 @@ def locked_main(args, entries):
 def pair_all(args, entries):
     """The rounds of every entry and thread count; writes paired.json. Returns the exit code."""
     csv_path = os.path.join(args.results, "paired.csv")
-    pairs, rc = [], 0
+    pairs, scaling, rc = [], [], 0
     for name, flags, thread_values in entries:
         export_dir = os.path.join(args.results, f".paired-export-{name}")
         shutil.rmtree(export_dir, ignore_errors=True)
@@ -220,29 +225,25 @@ def pair_all(args, entries):
                 print(f"paired_ratio.py: {name}: export failed: {' '.join(cmd)}", file=sys.stderr)
                 rc = 1
                 continue
+            runs = {}  # thread value -> (ours, theirs, resolved threads, failures)
+            for r in range(args.rounds):
+                # The thread values alternate too (1, all; then all, 1): each round measures
+                # cpu-omp at every thread count within seconds, so their ratio (the scaling)
+                # is taken in one moment of the machine, like cpu-omp ÷ torch-cpu.
+                for t in thread_values if r % 2 == 0 else list(reversed(thread_values)):
+                    ours, theirs, threads, why = runs.setdefault(t, ([], [], [None], []))
+                    if pair_round(args, flags, name, t, export_dir, csv_path, r, ours, theirs, threads, why):
+                        rc = 1
             for t in thread_values:
-                ours_cmd = [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
-                            "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path]
-                torch_cmd = [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
-                             "--devices", "cpu", "--threads", t, "--reps", "1"]
-                ours, theirs, threads, why = [], [], None, []
-                for r in range(args.rounds):
-                    order = [("cpu-omp", ours_cmd, ours), ("torch-cpu", torch_cmd, theirs)]
-                    for backend, cmd, got in order if r % 2 == 0 else reversed(order):
-                        before = count_rows(csv_path)
-                        subprocess.run(cmd, stdout=subprocess.DEVNULL)
-                        row, failed = appended_row(csv_path, before, backend)
-                        got.append(None if row is None else float(row["samples_per_s"]))
-                        if row is None:
-                            why.append(f"round {r + 1} {backend}: {failed}")
-                            rc = 1
-                        elif backend == "cpu-omp":
-                            threads = int(row["threads"])
-                    print(f"paired {name} t{t} round {r + 1}/{args.rounds}: cpu-omp {ours[-1] or 'failed'}, "
-                          f"torch-cpu {theirs[-1] or 'failed'} samples/s", flush=True)
-                pairs.append({"workload": name, "threads": threads if threads is not None else t,
+                ours, theirs, threads, why = runs[t]
+                pairs.append({"workload": name, "threads": threads[0] if threads[0] is not None else t,
                               "cpu_omp_samples_per_s": ours, "torch_cpu_samples_per_s": theirs,
                               **ratio_summary(ours, theirs), "failures": why})
+            one = [runs[t][0] for t in thread_values if runs[t][2][0] == 1]
+            most = max((runs[t][2][0] or 0, t) for t in thread_values)
+            if one and most[0] > 1:
+                scaling.append({"workload": name, "threads": [1, most[0]],
+                                **ratio_summary(runs[most[1]][0], one[0])})
         finally:
             shutil.rmtree(export_dir, ignore_errors=True)
     write_json(os.path.join(args.results, "paired.json"), {
@@ -250,12 +251,45 @@ def pair_all(args, entries):
         "method": "per round: one cpu-omp repetition and one torch-cpu repetition back to back (own processes, "
                   "order flipped every round); ratio = cpu-omp samples/s / torch-cpu samples/s of the round",
         "units": {"samples_per_s": "samples/s", "ratio": "cpu-omp / torch-cpu"},
-        "pairs": pairs})
+        "pairs": pairs,
+        "scaling_method": "per round: cpu-omp samples/s at the entry's most threads / at 1 thread, both "
+                          "measured in that round (thread counts alternate in order every round)",
+        "scaling": scaling})
     for p in pairs:
         m = p["median_ratio"]
         print(f"paired {p['workload']} t{p['threads']}: median ratio "
               f"{'n/a' if m is None else f'{m:.2f}x'} over {len(p['ratios'])} rounds")
+    for sc in scaling:
+        m = sc["median_ratio"]
+        print(f"paired {sc['workload']} scaling t{sc['threads'][1]} / t1: median "
+              f"{'n/a' if m is None else f'{m:.2f}x'} over {len(sc['ratios'])} rounds")
     return rc
+
+
+def pair_round(args, flags, name, t, export_dir, csv_path, r, ours, theirs, threads, why):
+    """Round r of entry `name` at thread value t: one cpu-omp and one torch-cpu
+    repetition, in the order the round's parity says; appends their samples/s (None for
+    a failed run) to ours and theirs, cpu-omp's thread count to threads[0], and a line per
+    failure to why. Returns whether a run failed."""
+    ours_cmd = [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
+                "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path]
+    torch_cmd = [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
+                 "--devices", "cpu", "--threads", t, "--reps", "1"]
+    failed_any = False
+    order = [("cpu-omp", ours_cmd, ours), ("torch-cpu", torch_cmd, theirs)]
+    for backend, cmd, got in order if r % 2 == 0 else reversed(order):
+        before = count_rows(csv_path)
+        subprocess.run(cmd, stdout=subprocess.DEVNULL)
+        row, failed = appended_row(csv_path, before, backend)
+        got.append(None if row is None else float(row["samples_per_s"]))
+        if row is None:
+            why.append(f"round {r + 1} {backend}: {failed}")
+            failed_any = True
+        elif backend == "cpu-omp":
+            threads[0] = int(row["threads"])
+    print(f"paired {name} t{t} round {r + 1}/{args.rounds}: cpu-omp {ours[-1] or 'failed'}, "
+          f"torch-cpu {theirs[-1] or 'failed'} samples/s", flush=True)
+    return failed_any
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """bench/peers/paired_ratio.py (`make perf`'s paired rounds): cpu-omp and torch-cpu
 repetitions alternate, the order flipping every round, and paired.json's ratios are
-the rows' own samples/s divided round by round. By default the MLP entries are
+the rows' own samples/s divided round by round; an entry's thread counts take turns
+within each round, and paired.json's scaling divides its cpu-omp rows round by round. By default the MLP entries are
 paired, and the other entries' thread values whose ratio in results.csv is within 15%
 of their target. Without torch it says `skipped:` and writes nothing; bad input exits 2."""
 
@@ -43,17 +44,30 @@ def test_rounds_alternate_and_ratios_come_from_the_rows(tmp_path, trainbench, to
     assert doc["rounds"] == 3
     nproc = len(os.sched_getaffinity(0))
     assert [(p["workload"], p["threads"]) for p in doc["pairs"]] == [("mlp", 1), ("mlp", nproc)]
-    for i, p in enumerate(doc["pairs"]):
-        block = got[6 * i:6 * i + 6]  # 3 rounds x 2 backends, in the order they ran
-        assert [x["backend"] for x in block] == ["cpu-omp", "torch-cpu", "torch-cpu", "cpu-omp",
-                                                 "cpu-omp", "torch-cpu"]
-        assert all(x["threads"] == str(p["threads"]) for x in block)
-        ours = [float(x["samples_per_s"]) for x in block if x["backend"] == "cpu-omp"]
-        theirs = [float(x["samples_per_s"]) for x in block if x["backend"] == "torch-cpu"]
+    # Round r runs the thread values in order (r even) or reversed (r odd), each as cpu-omp
+    # and torch-cpu in the order the round's parity says: 1 then all, all then 1, 1 then all.
+    t1, tn = 1, nproc
+    ran = [(x["backend"], int(x["threads"])) for x in got]
+    assert ran == [("cpu-omp", t1), ("torch-cpu", t1), ("cpu-omp", tn), ("torch-cpu", tn),
+                   ("torch-cpu", tn), ("cpu-omp", tn), ("torch-cpu", t1), ("cpu-omp", t1),
+                   ("cpu-omp", t1), ("torch-cpu", t1), ("cpu-omp", tn), ("torch-cpu", tn)]
+    for p in doc["pairs"]:
+        mine = [x for x in got if int(x["threads"]) == p["threads"]]
+        ours = [float(x["samples_per_s"]) for x in mine if x["backend"] == "cpu-omp"]
+        theirs = [float(x["samples_per_s"]) for x in mine if x["backend"] == "torch-cpu"]
         assert p["cpu_omp_samples_per_s"] == ours and p["torch_cpu_samples_per_s"] == theirs
         assert p["ratios"] == [o / t for o, t in zip(ours, theirs)]
         assert p["median_ratio"] == statistics.median(p["ratios"])
         assert p["failures"] == []
+    # The scaling, round by round: cpu-omp at all threads ÷ at 1 thread of the same round.
+    if nproc > 1:
+        one, most = doc["pairs"][0]["cpu_omp_samples_per_s"], doc["pairs"][1]["cpu_omp_samples_per_s"]
+        [sc] = doc["scaling"]
+        assert sc["workload"] == "mlp" and sc["threads"] == [1, nproc]
+        assert sc["ratios"] == [m / o for m, o in zip(most, one)]
+        assert sc["median_ratio"] == statistics.median(sc["ratios"])
+    else:
+        assert doc["scaling"] == []
     assert not [n for n in os.listdir(out) if n.startswith(".paired-export")]  # exports removed
     r, out = paired(tmp_path, trainbench, "--rounds", 1, "--only", "lin")
     assert r.returncode == 0, r.stdout
