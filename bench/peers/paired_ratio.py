@@ -118,7 +118,8 @@ def chosen_entries(suite, only, results_dir):
         backends = (lists.get("--backends") or lists.get("--backend") or "cpu-omp").split(",")
         if "cpu-omp" not in backends:
             continue
-        thread_values = (lists.get("--threads") or "all").split(",")
+        # Each value once, in order: a repeat (1,1,all) would pool two values' rounds.
+        thread_values = list(dict.fromkeys((lists.get("--threads") or "all").split(",")))
         if only is not None:
             if name not in only:
                 continue

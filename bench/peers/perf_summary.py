@@ -525,14 +525,14 @@ def main(argv):
         rounds = paired_scaling(folder).get((w, 2))
         judged = two / one if rounds is None else statistics.median(rounds)
         met, margin = verdict(judged, SMALL_MLP_SCALING)
-        by = "by the suite's medians" if rounds is None else "judged by the paired rounds"
+        by = "" if rounds is None else ", judged by the paired rounds"
         paired_text = "" if rounds is None else (
             f"; {ratio_text(judged, SMALL_MLP_SCALING)} [{min(rounds):.2f}–{max(rounds):.2f}] in {len(rounds)} "
             "paired rounds (1 and 2 threads in each round, the ratio per round)")
         lines.append(f"\nSmall MLP scaling ({w}): cpu-omp 2 threads ÷ 1 thread = {fmt(two)} ÷ {fmt(one)} = "
                      f"{ratio_text(two / one, SMALL_MLP_SCALING)} by the suite's medians{paired_text} "
                      f"(target ≥ {SMALL_MLP_SCALING:g}× on a 2-core machine; margin {margin_text(margin)}: "
-                     f"{met.replace('**', '')}, {by}).")
+                     f"{met.replace('**', '')}{by}).")
     big = [w for (w, b, t) in g if w.startswith(TARGETS[3][0]) and b == "cpu-omp" and w in layers_of]
     if big and sgemm:
         w = big[0]

@@ -51,8 +51,12 @@ def test_rounds_alternate_and_ratios_come_from_the_rows(tmp_path, trainbench, to
     assert ran == [("cpu-omp", t1), ("torch-cpu", t1), ("cpu-omp", tn), ("torch-cpu", tn),
                    ("torch-cpu", tn), ("cpu-omp", tn), ("torch-cpu", t1), ("cpu-omp", t1),
                    ("cpu-omp", t1), ("torch-cpu", t1), ("cpu-omp", tn), ("torch-cpu", tn)]
-    for p in doc["pairs"]:
-        mine = [x for x in got if int(x["threads"]) == p["threads"]]
+    # Each row's thread value by its place in that order (not by its threads cell, which
+    # is the same for both values on a 1-CPU machine): value 0 is "1", value 1 is "all".
+    value = [i for r in range(3) for i in ([0, 1] if r % 2 == 0 else [1, 0]) for _ in range(2)]
+    for i, p in enumerate(doc["pairs"]):
+        mine = [x for x, v in zip(got, value) if v == i]
+        assert all(x["threads"] == str(p["threads"]) for x in mine)
         ours = [float(x["samples_per_s"]) for x in mine if x["backend"] == "cpu-omp"]
         theirs = [float(x["samples_per_s"]) for x in mine if x["backend"] == "torch-cpu"]
         assert p["cpu_omp_samples_per_s"] == ours and p["torch_cpu_samples_per_s"] == theirs
@@ -170,3 +174,17 @@ def test_non_mlp_thread_values_near_their_target_are_paired(tmp_path, trainbench
     pairs = json.loads((out / "paired.json").read_text())["pairs"]
     assert [(p["workload"], p["threads"]) for p in pairs] == [("linear-1024x3-t", nproc), ("linear-64x1-t", 1)]
     assert all(len(p["ratios"]) == 1 for p in pairs)
+
+
+def test_a_repeated_thread_value_is_paired_once(tmp_path):
+    # 1,1,all would otherwise pool two values' rounds into one list (2R "rounds", and the
+    # scaling dividing one round's rate by another round's).
+    sys.path.insert(0, PEERS)
+    try:
+        from paired_ratio import chosen_entries
+    finally:
+        sys.path.remove(PEERS)
+    (tmp_path / "t.suite").write_text("mlp: --model mlp --layers 4,3,2 --samples 100 --batch 10 "
+                                      "--backends cpu-omp --threads 1,1,all,1\n")
+    entries, _ = chosen_entries(str(tmp_path / "t.suite"), None, str(tmp_path))
+    assert [(name, values) for name, _, values in entries] == [("mlp", ["1", "all"])]
