@@ -44,7 +44,7 @@ endif
 
 # Two makes at once (make test beside make bench) take turns at the build tree: two
 # cmake --build runs in one tree would compile and link the same files at the same time.
-BUILD_LOCK = $(if $(shell command -v flock 2>/dev/null),mkdir -p $(BUILD) && flock $(BUILD)/.make.lock)
+BUILD_LOCK := $(if $(shell command -v flock 2>/dev/null),mkdir -p $(BUILD) && flock $(BUILD)/.make.lock)
 
 configure:
 	$(BUILD_LOCK) cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)

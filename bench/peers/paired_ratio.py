@@ -226,25 +226,29 @@ def pair_all(args, entries):
                 print(f"paired_ratio.py: {name}: export failed: {' '.join(cmd)}", file=sys.stderr)
                 rc = 1
                 continue
-            runs = {}  # thread value -> (ours, theirs, resolved threads, failures)
+            runs = {t: {"cpu-omp": [], "torch-cpu": [], "threads": None, "failures": []} for t in thread_values}
             for r in range(args.rounds):
                 # The thread values alternate too (1, all; then all, 1): each round measures
                 # cpu-omp at every thread count within seconds, so their ratio (the scaling)
                 # is taken in one moment of the machine, like cpu-omp ÷ torch-cpu.
                 for t in thread_values if r % 2 == 0 else list(reversed(thread_values)):
-                    ours, theirs, threads, why = runs.setdefault(t, ([], [], [None], []))
-                    if pair_round(args, flags, name, t, export_dir, csv_path, r, ours, theirs, threads, why):
-                        rc = 1
+                    got, threads, failures = pair_round(args, flags, name, t, export_dir, csv_path, r)
+                    run = runs[t]
+                    for backend, sps in got.items():
+                        run[backend].append(sps)
+                    run["threads"] = threads if threads is not None else run["threads"]
+                    run["failures"] += failures
+                    rc = 1 if failures else rc
             for t in thread_values:
-                ours, theirs, threads, why = runs[t]
-                pairs.append({"workload": name, "threads": threads[0] if threads[0] is not None else t,
-                              "cpu_omp_samples_per_s": ours, "torch_cpu_samples_per_s": theirs,
-                              **ratio_summary(ours, theirs), "failures": why})
-            one = [runs[t][0] for t in thread_values if runs[t][2][0] == 1]
-            most = max((runs[t][2][0] or 0, t) for t in thread_values)
+                run = runs[t]
+                pairs.append({"workload": name, "threads": run["threads"] if run["threads"] is not None else t,
+                              "cpu_omp_samples_per_s": run["cpu-omp"], "torch_cpu_samples_per_s": run["torch-cpu"],
+                              **ratio_summary(run["cpu-omp"], run["torch-cpu"]), "failures": run["failures"]})
+            one = [runs[t]["cpu-omp"] for t in thread_values if runs[t]["threads"] == 1]
+            most = max((runs[t]["threads"] or 0, t) for t in thread_values)
             if one and most[0] > 1:
                 scaling.append({"workload": name, "threads": [1, most[0]],
-                                **ratio_summary(runs[most[1]][0], one[0])})
+                                **ratio_summary(runs[most[1]]["cpu-omp"], one[0])})
         finally:
             shutil.rmtree(export_dir, ignore_errors=True)
     write_json(os.path.join(args.results, "paired.json"), {
@@ -267,30 +271,27 @@ def pair_all(args, entries):
     return rc
 
 
-def pair_round(args, flags, name, t, export_dir, csv_path, r, ours, theirs, threads, why):
+def pair_round(args, flags, name, t, export_dir, csv_path, r):
     """Round r of entry `name` at thread value t: one cpu-omp and one torch-cpu
-    repetition, in the order the round's parity says; appends their samples/s (None for
-    a failed run) to ours and theirs, cpu-omp's thread count to threads[0], and a line per
-    failure to why. Returns whether a run failed."""
-    ours_cmd = [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
-                "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path]
-    torch_cmd = [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
-                 "--devices", "cpu", "--threads", t, "--reps", "1"]
-    failed_any = False
-    order = [("cpu-omp", ours_cmd, ours), ("torch-cpu", torch_cmd, theirs)]
-    for backend, cmd, got in order if r % 2 == 0 else reversed(order):
+    repetition, in the order the round's parity says. Returns ({backend: samples/s, None
+    for a failed run}, cpu-omp's thread count or None, [a line per failed run])."""
+    cmds = {"cpu-omp": [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
+                        "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path],
+            "torch-cpu": [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
+                          "--devices", "cpu", "--threads", t, "--reps", "1"]}
+    got, threads, failures = {}, None, []
+    for backend in list(cmds) if r % 2 == 0 else list(reversed(cmds)):
         before = count_rows(csv_path)
-        subprocess.run(cmd, stdout=subprocess.DEVNULL)
+        subprocess.run(cmds[backend], stdout=subprocess.DEVNULL)
         row, failed = appended_row(csv_path, before, backend)
-        got.append(None if row is None else float(row["samples_per_s"]))
+        got[backend] = None if row is None else float(row["samples_per_s"])
         if row is None:
-            why.append(f"round {r + 1} {backend}: {failed}")
-            failed_any = True
+            failures.append(f"round {r + 1} {backend}: {failed}")
         elif backend == "cpu-omp":
-            threads[0] = int(row["threads"])
-    print(f"paired {name} t{t} round {r + 1}/{args.rounds}: cpu-omp {ours[-1] or 'failed'}, "
-          f"torch-cpu {theirs[-1] or 'failed'} samples/s", flush=True)
-    return failed_any
+            threads = int(row["threads"])
+    print(f"paired {name} t{t} round {r + 1}/{args.rounds}: cpu-omp {got['cpu-omp'] or 'failed'}, "
+          f"torch-cpu {got['torch-cpu'] or 'failed'} samples/s", flush=True)
+    return got, threads, failures
 
 
 if __name__ == "__main__":

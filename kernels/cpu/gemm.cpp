@@ -223,11 +223,10 @@ class Driver {
           const int64_t rows_load = most_per_thread(MR, ms, nt) * nc;
           const int64_t cols_load = ms * most_per_thread(NR, nc, nt);
           const bool by_rows = rows_load < cols_load || (rows_load == cols_load && !cols_on_tie(kc, nc));
-          const int64_t m_lo = by_rows ? mp * tid / nt : 0, m_hi = by_rows ? mp * (tid + 1) / nt : mp;
           const int64_t n_lo = by_rows ? 0 : np * tid / nt, n_hi = by_rows ? np : np * (tid + 1) / nt;
           if (jc == 0) {  // this thread's share of the A panels, once per K slice
             const int64_t a_lo = mp * tid / nt, a_hi = mp * (tid + 1) / nt;
-            pack_a<K>(pr, copy_a_, is, pc, ms, kc, a_lo, a_hi, ap_, arows_);  // = [m_lo, m_hi) by rows
+            pack_a<K>(pr, copy_a_, is, pc, ms, kc, a_lo, a_hi, ap_, arows_);  // by rows: its own row panels
           }
           pack_b<K>(pr, pc, jc, kc, nc, np * tid / nt, np * (tid + 1) / nt, bp_);
           if (nt > 1) reset_own(next_, tid);  // read after this barrier, by then done with the last slice's
@@ -242,12 +241,12 @@ class Driver {
               tile(kc, rows, panel, bp_ + s * kc * NR, beta, c_row + jr, mr, std::min(NR, nc - jr));
             }
           };
-          if (by_rows) {  // its own row panels [m_lo, m_hi) first, then those not yet started
+          if (by_rows) {  // its own row panels (own_share) first, then those not yet started
             share_runs(tid, nt, mp, 1, next_, [&](int64_t q0, int64_t q1) {
               for (int64_t q = q0; q < q1; ++q) row_panel(q);
             });
           } else {
-            for (int64_t q = m_lo; q < m_hi; ++q) row_panel(q);
+            for (int64_t q = 0; q < mp; ++q) row_panel(q);  // by columns: every row panel, its own columns
           }
           barrier(nt);  // before the next slice's packing overwrites the panels
         }
