@@ -16,6 +16,17 @@ An entry's thread values take turns within each round too (1 then all, then all 
 thread, both taken within seconds: paired.json's "scaling", which perf_summary.py
 judges the small MLP's 1.7x target by.
 
+Disturbed rounds are repeated and left out. Each run's disturbance is the share of the
+host's CPU time that other processes took or the hypervisor stole while it ran: its
+row's others_cpu_share + steal_share (over its timed epochs; trainbench and
+pytorch_train.py both write them), else the same measure around the whole process
+(bench/peers/disturbance.py); a round is disturbed when any of its runs exceeds
+--max-disturbance (default 1%). Rounds go on until --rounds undisturbed ones have run,
+or twice --rounds in all. Each ratio and scaling median is taken over the rounds in which
+its own runs were undisturbed; with fewer than min(3, --rounds) of those, over every
+round, marked `"disturbed": true`. paired.json keeps every round's rates and
+disturbance. Without /proc/stat nothing is judged: --rounds rounds, all counted.
+
 Rows (both backends, every round) go to RESULTS_DIR/paired.csv, the ratios to
 RESULTS_DIR/paired.json (written whole: a temporary file, then rename).
 
@@ -28,7 +39,7 @@ to 30% between runs on a VM); far from the line it does not, and each linear rou
 costs about 5 s. Without results.csv, or without torch-cpu rows, only the MLPs.
 
 Usage: paired_ratio.py --suite FILE --results RESULTS_DIR [--trainbench PATH]
-                       [--rounds 5] [--only NAME,...] [--python PY]
+                       [--rounds 5] [--max-disturbance 0.01] [--only NAME,...] [--python PY]
   --only: entry names, every thread value (instead of the choice above).
 Exit codes: 0 done (or skipped: without an importable torch it says so, writes
 nothing); 1 a run failed (its round has no ratio) or paired.json could not be written;
@@ -45,6 +56,7 @@ import statistics
 import subprocess
 import sys
 
+import disturbance
 from run_peers import parse_suite, split_flags, torch_importable
 from json_out import write_json
 from perf_summary import TARGETS, groups
@@ -59,6 +71,9 @@ def parse_args(argv):
     ap.add_argument("--results", required=True, help="folder for paired.csv and paired.json")
     ap.add_argument("--trainbench", default=os.environ.get("TB_TRAINBENCH", "build/trainbench"))
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--max-disturbance", type=float, default=0.01,
+                    help="a round whose run lost more than this share of the host's CPU time to other processes "
+                         "and steal is repeated and left out (0 to 1; 1 judges nothing)")
     ap.add_argument("--only", help="comma list of entry names (default: the MLP entries running cpu-omp)")
     ap.add_argument("--python", default=sys.executable, help="interpreter for pytorch_train.py")
     return ap.parse_args(argv[1:])
@@ -163,10 +178,35 @@ def ratio_summary(ours, theirs):
             "max_ratio": max(ratios)}
 
 
+def quiet(share, limit):
+    """Whether a run (or round) of disturbance `share` counts: unknown (None) counts."""
+    return share is None or share <= limit
+
+
+def chosen_rounds(quiet_flags, rounds):
+    """(the round indices a series is judged by, whether disturbed rounds had to be
+    kept): its undisturbed rounds, or every round when fewer than min(3, rounds) are."""
+    keep = [i for i, q in enumerate(quiet_flags) if q]
+    if len(keep) >= min(3, rounds):
+        return keep, False
+    return list(range(len(quiet_flags))), True
+
+
+def judged(ours, theirs, quiet_flags, rounds):
+    """ratio_summary over the chosen rounds, with what was chosen."""
+    keep, fallback = chosen_rounds(quiet_flags, rounds)
+    return {**ratio_summary([ours[i] for i in keep], [theirs[i] for i in keep]),
+            "rounds_run": len(quiet_flags), "rounds_used": len(keep), "disturbed": fallback}
+
+
 def main(argv):
     args = parse_args(argv)
     if args.rounds < 1:
         print(f"paired_ratio.py: --rounds {args.rounds}: allowed values are integers >= 1", file=sys.stderr)
+        return 2
+    if not 0 <= args.max_disturbance <= 1:  # also refuses nan
+        print(f"paired_ratio.py: --max-disturbance {args.max_disturbance}: allowed values are 0 to 1 (a share "
+              "of the host's CPU time)", file=sys.stderr)
         return 2
     for p, what in ((args.suite, "suite file"), (args.trainbench, "trainbench")):
         if not os.path.isfile(p):
@@ -226,72 +266,131 @@ def pair_all(args, entries):
                 print(f"paired_ratio.py: {name}: export failed: {' '.join(cmd)}", file=sys.stderr)
                 rc = 1
                 continue
-            runs = {t: {"cpu-omp": [], "torch-cpu": [], "threads": None, "failures": []} for t in thread_values}
-            for r in range(args.rounds):
-                # The thread values alternate too (1, all; then all, 1): each round measures
-                # cpu-omp at every thread count within seconds, so their ratio (the scaling)
-                # is taken in one moment of the machine, like cpu-omp ÷ torch-cpu.
-                for t in thread_values if r % 2 == 0 else list(reversed(thread_values)):
-                    got, threads, failures = pair_round(args, flags, name, t, export_dir, csv_path, r)
-                    run = runs[t]
-                    for backend, sps in got.items():
-                        run[backend].append(sps)
-                    run["threads"] = threads if threads is not None else run["threads"]
-                    run["failures"] += failures
-                    rc = 1 if failures else rc
+            runs, failed = entry_rounds(args, flags, name, thread_values, export_dir, csv_path)
+            rc = 1 if failed else rc
+            limit = args.max_disturbance
             for t in thread_values:
                 run = runs[t]
                 pairs.append({"workload": name, "threads": run["threads"] if run["threads"] is not None else t,
                               "cpu_omp_samples_per_s": run["cpu-omp"], "torch_cpu_samples_per_s": run["torch-cpu"],
-                              **ratio_summary(run["cpu-omp"], run["torch-cpu"]), "failures": run["failures"]})
-            one = [runs[t]["cpu-omp"] for t in thread_values if runs[t]["threads"] == 1]
+                              "disturbance": run["disturbance"],
+                              **judged(run["cpu-omp"], run["torch-cpu"],
+                                       [quiet(d, limit) for d in run["disturbance"]], args.rounds),
+                              "failures": run["failures"]})
+            one = [t for t in thread_values if runs[t]["threads"] == 1]
             most = max((runs[t]["threads"] or 0, t) for t in thread_values)
             if one and most[0] > 1:
+                lo, hi = runs[one[0]], runs[most[1]]
+                both = [quiet(a, limit) and quiet(b, limit) for a, b in zip(lo["disturbance"], hi["disturbance"])]
                 scaling.append({"workload": name, "threads": [1, most[0]],
-                                **ratio_summary(runs[most[1]]["cpu-omp"], one[0])})
+                                **judged(hi["cpu-omp"], lo["cpu-omp"], both, args.rounds)})
         finally:
             shutil.rmtree(export_dir, ignore_errors=True)
     write_json(os.path.join(args.results, "paired.json"), {
         "rounds": args.rounds,
+        "max_disturbance": args.max_disturbance,
         "method": "per round: one cpu-omp repetition and one torch-cpu repetition back to back (own processes, "
                   "order flipped every round); ratio = cpu-omp samples/s / torch-cpu samples/s of the round",
-        "units": {"samples_per_s": "samples/s", "ratio": "cpu-omp / torch-cpu"},
+        "disturbance_method": "per round and thread value: the larger of its two runs' share of the host's CPU time "
+                              "that other processes took plus what the hypervisor stole (/proc/stat): the row's "
+                              "others_cpu_share + steal_share, over its timed epochs, else the same measure "
+                              "around the whole process; null where unknown. "
+                              "Rounds repeat until `rounds` have every run at or under max_disturbance, or twice "
+                              "`rounds` ran; each median is over the rounds whose own runs stayed under it "
+                              "(rounds_used of rounds_run), or over every round (disturbed: true) when fewer than "
+                              "min(3, rounds) did",
+        "units": {"samples_per_s": "samples/s", "ratio": "cpu-omp / torch-cpu", "disturbance": "share of the "
+                  "host's CPU time (wall x CPUs), 0 to 1"},
         "pairs": pairs,
         "scaling_method": "per round: cpu-omp samples/s at the entry's most threads / at 1 thread, both "
-                          "measured in that round (thread counts alternate in order every round)",
+                          "measured in that round (thread counts alternate in order every round), over the rounds "
+                          "where both thread counts' runs were undisturbed",
         "scaling": scaling})
     for p in pairs:
         m = p["median_ratio"]
         print(f"paired {p['workload']} t{p['threads']}: median ratio "
-              f"{'n/a' if m is None else f'{m:.2f}x'} over {len(p['ratios'])} rounds")
+              f"{'n/a' if m is None else f'{m:.2f}x'} over {len(p['ratios'])} rounds{used_text(p)}")
     for sc in scaling:
         m = sc["median_ratio"]
         print(f"paired {sc['workload']} scaling t{sc['threads'][1]} / t1: median "
-              f"{'n/a' if m is None else f'{m:.2f}x'} over {len(sc['ratios'])} rounds")
+              f"{'n/a' if m is None else f'{m:.2f}x'} over {len(sc['ratios'])} rounds{used_text(sc)}")
     return rc
+
+
+def used_text(summary):
+    if summary["disturbed"]:
+        return f" (every round: too few of {summary['rounds_run']} undisturbed)"
+    if summary["rounds_used"] < summary["rounds_run"]:
+        return f" ({summary['rounds_run'] - summary['rounds_used']} disturbed left out)"
+    return ""
+
+
+def entry_rounds(args, flags, name, thread_values, export_dir, csv_path):
+    """Rounds of one entry until args.rounds of them were undisturbed at every thread
+    value, or 2 × args.rounds ran. Returns ({thread value: {"cpu-omp": [samples/s or
+    None per round], "torch-cpu": [...], "disturbance": [share or None per round],
+    "threads": cpu-omp's thread count, "failures": [lines]}}, whether a run failed)."""
+    runs = {t: {"cpu-omp": [], "torch-cpu": [], "disturbance": [], "threads": None, "failures": []}
+            for t in thread_values}
+    quiet_rounds, r, failed = 0, 0, False
+    while quiet_rounds < args.rounds and r < 2 * args.rounds:
+        # The thread values alternate too (1, all; then all, 1): each round measures
+        # cpu-omp at every thread count within seconds, so their ratio (the scaling)
+        # is taken in one moment of the machine, like cpu-omp ÷ torch-cpu.
+        calm = True
+        for t in thread_values if r % 2 == 0 else list(reversed(thread_values)):
+            got, threads, failures, share = pair_round(args, flags, name, t, export_dir, csv_path, r)
+            run = runs[t]
+            for backend, sps in got.items():
+                run[backend].append(sps)
+            run["disturbance"].append(share)
+            run["threads"] = threads if threads is not None else run["threads"]
+            run["failures"] += failures
+            failed = failed or bool(failures)
+            calm = calm and quiet(share, args.max_disturbance)
+        quiet_rounds += calm
+        r += 1
+    return runs, failed
+
+
+def row_share(row, around):
+    """A run's disturbance: its row's others_cpu_share + steal_share (taken over its timed
+    epochs), else `around` (the same measure over the whole process: start-up and data
+    generation dilute it)."""
+    try:
+        return min(1.0, float(row["others_cpu_share"]) + float(row["steal_share"]))
+    except (TypeError, KeyError, ValueError):
+        return around
 
 
 def pair_round(args, flags, name, t, export_dir, csv_path, r):
     """Round r of entry `name` at thread value t: one cpu-omp and one torch-cpu
     repetition, in the order the round's parity says. Returns ({backend: samples/s, None
-    for a failed run}, cpu-omp's thread count or None, [a line per failed run])."""
+    for a failed run}, cpu-omp's thread count or None, [a line per failed run], the
+    larger of the two runs' disturbance share or None where unknown)."""
     cmds = {"cpu-omp": [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
                         "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path],
             "torch-cpu": [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
                           "--devices", "cpu", "--threads", t, "--reps", "1"]}
-    got, threads, failures = {}, None, []
+    got, threads, failures, shares = {}, None, [], []
     for backend in list(cmds) if r % 2 == 0 else list(reversed(cmds)):
         before = count_rows(csv_path)
+        start = disturbance.snapshot()
         subprocess.run(cmds[backend], stdout=subprocess.DEVNULL)
+        around = disturbance.share_between(start, disturbance.snapshot())
         row, failed = appended_row(csv_path, before, backend)
+        shares.append(row_share(row, around))
         got[backend] = None if row is None else float(row["samples_per_s"])
         if row is None:
             failures.append(f"round {r + 1} {backend}: {failed}")
         elif backend == "cpu-omp":
             threads = int(row["threads"])
-    print(f"paired {name} t{t} round {r + 1}/{args.rounds}: cpu-omp {got['cpu-omp'] or 'failed'}, "
-          f"torch-cpu {got['torch-cpu'] or 'failed'} samples/s", flush=True)
-    return got, threads, failures
+    share = None if None in shares else max(shares)
+    note = "" if share is None else f", disturbance {share:.1%}" + (
+        "" if quiet(share, args.max_disturbance) else " (disturbed: left out)")
+    print(f"paired {name} t{t} round {r + 1}: cpu-omp {got['cpu-omp'] or 'failed'}, "
+          f"torch-cpu {got['torch-cpu'] or 'failed'} samples/s{note}", flush=True)
+    return got, threads, failures, share
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ median seconds / sum of cpu-omp's over the step's GEMMs, target >= 100% as well.
 Likewise the MLP ratios: the table's ratio of medians compares cpu-omp's repetitions
 with PyTorch's minutes later; paired.json (bench/peers/paired_ratio.py) holds rounds of
 one repetition each, back to back, and its table gives the median of the per-round
-ratios against the same targets.
+ratios against the same targets, over the rounds no neighbour or hypervisor disturbed
+(paired_ratio.py repeats those; the rounds cell says how many counted of how many ran).
 
 Usage: perf_summary.py RESULTS_DIR   (reads results.csv, sgemm*.json -- the fastest
 counts --, cpu_usage.txt and loadavg.txt if present; prints a Markdown table and
@@ -326,14 +327,33 @@ def gemm_vs_blas(folder):
             + ("" if checked else " WARNING: a result failed its check (see the tool's output)."))
 
 
-def read_pairs(folder):
-    """paired.json's pairs (bench/peers/paired_ratio.py) as (workload, threads, ratios,
-    median ratio or None, failures), None for an unreadable entry; None without a
-    readable paired.json."""
+def rounds_text(ratios, summary):
+    """The rounds cell of a paired median: how many rounds it is over, and of how many
+    run (paired_ratio.py repeats and leaves out disturbed rounds); older paired.json
+    files without rounds_run give the count alone."""
+    run, disturbed = summary.get("rounds_run"), bool(summary.get("disturbed"))
+    if disturbed:
+        return f"{len(ratios)} (every round: too few undisturbed)"
+    if isinstance(run, int) and not isinstance(run, bool) and run > len(ratios):
+        return f"{len(ratios)} of {run}"
+    return str(len(ratios))
+
+
+def load_paired(folder):
+    """paired.json (bench/peers/paired_ratio.py) as a dict, None without a readable one."""
     try:
         with open(os.path.join(folder, "paired.json"), encoding="utf-8") as f:
-            pairs = json.load(f)["pairs"]
-    except (OSError, ValueError, KeyError, TypeError):
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def read_pairs(doc):
+    """paired.json's pairs as (workload, threads, ratios, median ratio or None, failures,
+    rounds cell), None for an unreadable entry; None without pairs."""
+    pairs = (doc or {}).get("pairs")
+    if pairs is None:
         return None
     out = []
     for p in pairs if isinstance(pairs, list) else []:
@@ -343,21 +363,32 @@ def read_pairs(folder):
             if med is not None and not ratios:
                 raise ValueError("a median without rounds")
             out.append((str(p["workload"]), int(p["threads"]), ratios, med,
-                        [str(f) for f in p.get("failures") or []]))
+                        [str(f) for f in p.get("failures") or []], rounds_text(ratios, p)))
         except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
             out.append(None)
     return out
 
 
-def paired_table(folder):
-    """Markdown lines for paired.json (cpu-omp and torch-cpu repetitions alternating in
-    rounds, a ratio per round), or [] without it."""
-    pairs = read_pairs(folder)
+def disturbance_rule(doc):
+    """The sentence saying which paired rounds were left out, "" for a paired.json
+    written before paired_ratio.py judged rounds."""
+    limit = doc.get("max_disturbance")
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not 0 <= limit <= 1:
+        return ""
+    return (f" A round in which other processes or the hypervisor took more than {limit:.1%} of the machine's CPU "
+            "time during a run is repeated (up to twice the rounds in all) and left out of that run's medians; "
+            "`rounds` says how many counted of how many ran (paired.json keeps them all).")
+
+
+def paired_table(doc):
+    """Markdown lines for paired.json's pairs (cpu-omp and torch-cpu repetitions
+    alternating in rounds, a ratio per round), or [] without them."""
+    pairs = read_pairs(doc)
     if pairs is None:
         return []
     out = ["\nPaired rounds (paired.json; each round one cpu-omp and one torch-cpu repetition back to back, "
            "order flipped every round; ratio per round). Where a target is in both tables, quote this one: the "
-           "table above divides medians of blocks run minutes apart.\n",
+           "table above divides medians of blocks run minutes apart." + disturbance_rule(doc) + "\n",
            "| target | workload | threads | rounds | cpu-omp ÷ torch-cpu per round, median [min–max] | target | "
            "margin | met |",
            "|---|---|---|---|---|---|---|---|"]
@@ -365,7 +396,7 @@ def paired_table(folder):
         if pair is None:
             out.append("| – | unreadable entry in paired.json | | | | | | – |")
             continue
-        workload, threads, ratios, med, failures = pair
+        workload, threads, ratios, med, failures, rounds = pair
         target = next(((label, need) for prefix, label, need in TARGETS if workload.startswith(prefix)), None)
         label, need = target if target else ("–", None)
         failed = f" ({len(failures)} failed: {failures[0]})" if failures else ""
@@ -375,37 +406,33 @@ def paired_table(folder):
             continue
         cell = f"{ratio_text(med, need) if need else f'{med:.2f}×'} [{min(ratios):.2f}–{max(ratios):.2f}]{failed}"
         if need is None:
-            out.append(f"| {label} | {workload} | {threads} | {len(ratios)} | {cell} | – | | – |")
+            out.append(f"| {label} | {workload} | {threads} | {rounds} | {cell} | – | | – |")
             continue
         met, margin = verdict(med, need)
-        out.append(f"| {label} | {workload} | {threads} | {len(ratios)} | {cell} | ≥ {need:g}× | "
+        out.append(f"| {label} | {workload} | {threads} | {rounds} | {cell} | ≥ {need:g}× | "
                    f"{margin_text(margin)} | {met} |")
     return out
 
 
-def paired_scaling(folder):
-    """{(workload, threads): per-round ratios} of paired.json's "scaling" entries (cpu-omp
-    at `threads` ÷ at 1 thread, both in each round); an unreadable entry is left out, and
-    the suite's medians judge its workload. {} without a readable paired.json."""
-    try:
-        with open(os.path.join(folder, "paired.json"), encoding="utf-8") as f:
-            entries = json.load(f).get("scaling") or []
-    except (OSError, ValueError, AttributeError):
-        return {}
+def paired_scaling(doc):
+    """{(workload, threads): (per-round ratios, rounds cell)} of paired.json's "scaling"
+    entries (cpu-omp at `threads` ÷ at 1 thread, both in each round); an unreadable entry
+    is left out, and the suite's medians judge its workload. {} without any."""
+    entries = (doc or {}).get("scaling") or []
     out = {}
     for e in entries if isinstance(entries, list) else []:
         try:
             ratios = [float(r) for r in e["ratios"]]
             if ratios and all(math.isfinite(r) and r > 0 for r in ratios) and int(e["threads"][0]) == 1:
-                out[(str(e["workload"]), int(e["threads"][1]))] = ratios
-        except (KeyError, TypeError, ValueError, IndexError, OverflowError):
+                out[(str(e["workload"]), int(e["threads"][1]))] = (ratios, rounds_text(ratios, e))
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError):
             continue
     return out
 
 
-def paired_medians(folder):
+def paired_medians(doc):
     """{(workload, threads): median per-round ratio} of paired.json's readable pairs."""
-    return {(p[0], p[1]): p[3] for p in read_pairs(folder) or [] if p is not None and p[3] is not None}
+    return {(p[0], p[1]): p[3] for p in read_pairs(doc) or [] if p is not None and p[3] is not None}
 
 
 def verdict_lines(checked, paired):
@@ -513,8 +540,9 @@ def main(argv):
                            f"≥ {need:g}× | {margin_text(margin)} | {met} |")
             else:
                 out.append(f"| {label} | {w} | {t} | {cell_o} | no torch-cpu row | – | ≥ {need:g}× | | – |")
-    lines = ["\n".join(out + paired_table(folder) + bound_table(folder, g, layers_of))]
-    lines += verdict_lines(checked, paired_medians(folder))
+    paired = load_paired(folder)
+    lines = ["\n".join(out + paired_table(paired) + bound_table(folder, g, layers_of))]
+    lines += verdict_lines(checked, paired_medians(paired))
     small = sorted({w for (w, b, t) in g if w.startswith(TARGETS[2][0]) and b == "cpu-omp"})
     for w in small:
         threads = sorted(t for (ww, b, t) in g if ww == w and b == "cpu-omp")
@@ -522,12 +550,12 @@ def main(argv):
             lines.append(f"\nSmall MLP scaling ({w}): needs cpu-omp rows at 1 and 2 threads (have {threads}).")
             continue
         one, two = statistics.median(g[(w, "cpu-omp", 1)]), statistics.median(g[(w, "cpu-omp", 2)])
-        rounds = paired_scaling(folder).get((w, 2))
+        rounds, counted = paired_scaling(paired).get((w, 2), (None, None))
         judged = two / one if rounds is None else statistics.median(rounds)
         met, margin = verdict(judged, SMALL_MLP_SCALING)
         by = "" if rounds is None else ", judged by the paired rounds"
         paired_text = "" if rounds is None else (
-            f"; {ratio_text(judged, SMALL_MLP_SCALING)} [{min(rounds):.2f}–{max(rounds):.2f}] in {len(rounds)} "
+            f"; {ratio_text(judged, SMALL_MLP_SCALING)} [{min(rounds):.2f}–{max(rounds):.2f}] in {counted} "
             "paired rounds (1 and 2 threads in each round, the ratio per round)")
         lines.append(f"\nSmall MLP scaling ({w}): cpu-omp 2 threads ÷ 1 thread = {fmt(two)} ÷ {fmt(one)} = "
                      f"{ratio_text(two / one, SMALL_MLP_SCALING)} by the suite's medians{paired_text} "

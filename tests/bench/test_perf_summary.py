@@ -157,6 +157,38 @@ def test_paired_rounds_table_uses_the_median_of_per_round_ratios(tmp_path):
     assert "| – | other-mlp | 1 | 0 | no round ran both (1 failed: round 1 cpu-omp: failed: x) | – | | – |" in text
 
 
+def test_rounds_left_out_as_disturbed_are_counted_in_the_tables(tmp_path):
+    # paired_ratio.py repeats a round a neighbour or the hypervisor disturbed and leaves it
+    # out: the rounds cell says how many counted of how many ran, or that every round had to.
+    small = "mlp-784x256x256x10-60k"
+    rows = [row(small, "cpu-omp", 1, 130, "784,256,256,10"), row(small, "torch-cpu", 1, 100, "784,256,256,10"),
+            row(small, "cpu-omp", 2, 214, "784,256,256,10"), row(small, "torch-cpu", 2, 150, "784,256,256,10")]
+    write_folder(tmp_path, rows)
+    doc = {"rounds": 5, "max_disturbance": 0.01, "pairs": [
+        {"workload": small, "threads": 1, "ratios": [1.3, 1.4, 1.5, 1.3, 1.4], "median_ratio": 1.4,
+         "rounds_run": 7, "rounds_used": 5, "disturbed": False, "failures": []},
+        {"workload": small, "threads": 2, "ratios": [1.2, 1.3, 1.1, 1.2, 1.3, 1.2, 1.4, 1.2, 1.3, 1.2],
+         "median_ratio": 1.2, "rounds_run": 10, "rounds_used": 10, "disturbed": True, "failures": []}],
+        "scaling": [{"workload": small, "threads": [1, 2], "ratios": [1.72, 1.70, 1.75], "rounds_run": 5,
+                     "rounds_used": 3, "disturbed": False}]}
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert ("A round in which other processes or the hypervisor took more than 1.0% of the machine's CPU time "
+            "during a run is repeated (up to twice the rounds in all) and left out of that run's medians") in text
+    assert "| mlp-784x256x256x10-60k | 1 | 5 of 7 | 1.40× [1.30–1.50] |" in text
+    assert "| mlp-784x256x256x10-60k | 2 | 10 (every round: too few undisturbed) | 1.20× [1.10–1.40] |" in text
+    assert "1.72× [1.70–1.75] in 3 of 5 paired rounds" in text
+    # A paired.json from before the rule (no rounds_run, no max_disturbance): counts alone.
+    for p in doc["pairs"] + doc["scaling"]:
+        del p["rounds_run"], p["rounds_used"], p["disturbed"]
+    del doc["max_disturbance"]
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert "left out of that run's medians" not in text
+    assert "| mlp-784x256x256x10-60k | 1 | 5 | 1.40× [1.30–1.50] |" in text
+    assert "in 3 paired rounds" in text
+
+
 def test_bound_table_says_which_targets_no_implementation_could_meet_here(tmp_path):
     # One core: FMA 100 GFLOP/s, triad 10 GB/s; two threads: 200 and 16.
     small, lin = "mlp-784x256x256x10-60k", "linear-64x1-1M"

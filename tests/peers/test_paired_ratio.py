@@ -35,7 +35,9 @@ def paired(tmp_path, trainbench, *extra, python=sys.executable):
 
 
 def test_rounds_alternate_and_ratios_come_from_the_rows(tmp_path, trainbench, torch):
-    r, out = paired(tmp_path, trainbench, "--rounds", 3)
+    # --max-disturbance 1 judges no round disturbed: exactly 3 rounds (the repeats are
+    # tested below, with made-up disturbance).
+    r, out = paired(tmp_path, trainbench, "--rounds", 3, "--max-disturbance", 1)
     assert r.returncode == 0, r.stdout
     got = rows(out / "paired.csv")
     assert {x["workload"] for x in got} == {"mlp"}  # the MLP entry only, by default
@@ -63,6 +65,11 @@ def test_rounds_alternate_and_ratios_come_from_the_rows(tmp_path, trainbench, to
         assert p["ratios"] == [o / t for o, t in zip(ours, theirs)]
         assert p["median_ratio"] == statistics.median(p["ratios"])
         assert p["failures"] == []
+        assert (p["rounds_run"], p["rounds_used"], p["disturbed"]) == (3, 3, False)
+        # Each round's disturbance: the larger of its two rows' others_cpu_share + steal_share
+        # (measured, though --max-disturbance 1 leaves none out here).
+        share = [float(x["others_cpu_share"]) + float(x["steal_share"]) for x in mine]
+        assert p["disturbance"] == [max(share[2 * k], share[2 * k + 1]) for k in range(3)]
     # The scaling, round by round: cpu-omp at all threads ÷ at 1 thread of the same round.
     if nproc > 1:
         one, most = doc["pairs"][0]["cpu_omp_samples_per_s"], doc["pairs"][1]["cpu_omp_samples_per_s"]
@@ -73,7 +80,7 @@ def test_rounds_alternate_and_ratios_come_from_the_rows(tmp_path, trainbench, to
     else:
         assert doc["scaling"] == []
     assert not [n for n in os.listdir(out) if n.startswith(".paired-export")]  # exports removed
-    r, out = paired(tmp_path, trainbench, "--rounds", 1, "--only", "lin")
+    r, out = paired(tmp_path, trainbench, "--rounds", 1, "--only", "lin", "--max-disturbance", 1)
     assert r.returncode == 0, r.stdout
     assert [(p["workload"], len(p["ratios"])) for p in json.loads((out / "paired.json").read_text())["pairs"]] \
         == [("lin", 1)]
@@ -93,7 +100,8 @@ def test_without_torch_it_skips_and_writes_nothing(tmp_path, trainbench):
 
 
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, trainbench):
-    for extra in (["--rounds", 0], ["--only", "nope"], ["--only", "ref"]):
+    for extra in (["--rounds", 0], ["--only", "nope"], ["--only", "ref"], ["--max-disturbance", -0.1],
+                  ["--max-disturbance", 1.5], ["--max-disturbance", "nan"]):
         r, out = paired(tmp_path, trainbench, *extra)
         assert r.returncode == 2, (extra, r.stdout)
         assert os.listdir(out) == [], extra
@@ -166,7 +174,7 @@ def test_non_mlp_thread_values_near_their_target_are_paired(tmp_path, trainbench
             w.writerow({"workload": workload, "backend": backend, "threads": threads, "samples_per_s": sps,
                         "status": "ok"})
     r = subprocess.run([sys.executable, SCRIPT, "--suite", tmp_path / "t.suite", "--results", out,
-                        "--trainbench", trainbench, "--rounds", "1"],
+                        "--trainbench", trainbench, "--rounds", "1", "--max-disturbance", "1"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert r.returncode == 0, r.stdout
     assert "pairing linear-1024x3-t threads all: suite ratio 1.90x, target 2x (within 15%)" in r.stdout
@@ -188,3 +196,101 @@ def test_a_repeated_thread_value_is_paired_once(tmp_path):
                                       "--backends cpu-omp --threads 1,1,all,1\n")
     entries, _ = chosen_entries(str(tmp_path / "t.suite"), None, str(tmp_path))
     assert [(name, values) for name, _, values in entries] == [("mlp", ["1", "all"])]
+
+
+def import_paired_ratio():
+    sys.path.insert(0, PEERS)
+    try:
+        import paired_ratio  # noqa: PLC0415
+    finally:
+        sys.path.remove(PEERS)
+    return paired_ratio
+
+
+def fake_rounds(monkeypatch, tmp_path, shares, rounds=3, limit=0.01):
+    """Runs paired_ratio's entry loop with pair_round replaced: the k-th call (one round
+    of one thread value) reports disturbance shares[k] and rates that encode k, so the
+    test can tell which rounds a median took. Returns (paired.json, calls made)."""
+    pr = import_paired_ratio()
+    calls = []
+
+    def fake_pair_round(args, flags, name, t, export_dir, csv_path, r):
+        k = len(calls)
+        calls.append((r, t))
+        threads = 1 if t == "1" else 2
+        # cpu-omp 100 + k (2 threads: 200 + k), torch-cpu 100: the ratio names the call.
+        return ({"cpu-omp": float(threads * 100 + k), "torch-cpu": 100.0}, threads, [], shares[k])
+
+    monkeypatch.setattr(pr, "pair_round", fake_pair_round)
+    monkeypatch.setattr(pr.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0))
+    args = pr.parse_args(["paired_ratio.py", "--suite", "x", "--results", str(tmp_path), "--rounds", str(rounds),
+                          "--max-disturbance", str(limit)])
+    assert pr.pair_all(args, [("mlp", [], ["1", "all"])]) == 0
+    return json.loads((tmp_path / "paired.json").read_text()), calls
+
+
+def test_disturbed_rounds_are_repeated_and_left_out(monkeypatch, tmp_path):
+    # Two calls a round (1 then all, all then 1, ...). Round 2's "all" run (call 2) and
+    # round 4's "1" run (call 7) are disturbed: rounds go on until 3 rounds are calm at
+    # every thread value, so 5 run; each median leaves out only its own disturbed runs.
+    shares = [0.0, 0.005, 0.2, 0.0, 0.0, 0.01, 0.0, 0.3, 0.0, None]
+    doc, calls = fake_rounds(monkeypatch, tmp_path, shares)
+    assert [r for r, _ in calls] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    assert doc["max_disturbance"] == 0.01
+    one, two = doc["pairs"]
+    # Thread value "1" ran in calls 0, 3, 4, 7, 8; "all" in 1, 2, 5, 6, 9.
+    assert one["disturbance"] == [0.0, 0.0, 0.0, 0.3, 0.0]
+    assert one["ratios"] == [1.00, 1.03, 1.04, 1.08]  # call 7 (0.3) left out
+    assert (one["rounds_run"], one["rounds_used"], one["disturbed"]) == (5, 4, False)
+    assert two["disturbance"] == [0.005, 0.2, 0.01, 0.0, None]  # 0.01 is at the limit: counts; None: unknown
+    assert two["ratios"] == [2.01, 2.05, 2.06, 2.09]
+    assert one["cpu_omp_samples_per_s"] == [100, 103, 104, 107, 108]  # every round kept in the file
+    # The scaling counts a round only where both thread values were calm: rounds 1, 3, 5.
+    [sc] = doc["scaling"]
+    assert sc["ratios"] == [201 / 100, 205 / 104, 209 / 108]
+    assert (sc["rounds_run"], sc["rounds_used"], sc["disturbed"]) == (5, 3, False)
+
+
+def test_rounds_stop_at_twice_the_count_and_then_every_round_counts(monkeypatch, tmp_path):
+    # Every "all" run disturbed: 2 x 3 rounds run, none calm at "all", so its median (and
+    # the scaling's) is over every round, marked disturbed; "1" keeps its calm rounds.
+    shares = [0.5 if t == "all" else 0.0 for r in range(6) for t in (["1", "all"] if r % 2 == 0 else ["all", "1"])]
+    doc, calls = fake_rounds(monkeypatch, tmp_path, shares)
+    assert len(calls) == 12
+    one, two = doc["pairs"]
+    assert (one["rounds_run"], one["rounds_used"], one["disturbed"]) == (6, 6, False)
+    assert (two["rounds_run"], two["rounds_used"], two["disturbed"]) == (6, 6, True)
+    assert len(two["ratios"]) == 6
+    assert doc["scaling"][0]["disturbed"] is True
+
+
+def test_without_disturbance_figures_every_round_counts_once(monkeypatch, tmp_path):
+    # No /proc/stat (share None): nothing judged, exactly --rounds rounds.
+    doc, calls = fake_rounds(monkeypatch, tmp_path, [None] * 20, rounds=4)
+    assert len(calls) == 8
+    assert all((p["rounds_run"], p["rounds_used"], p["disturbed"]) == (4, 4, False) for p in doc["pairs"])
+
+
+def test_disturbance_share_from_proc_stat_lines(tmp_path):
+    sys.path.insert(0, PEERS)
+    try:
+        import disturbance  # noqa: PLC0415
+    finally:
+        sys.path.remove(PEERS)
+    hz = os.sysconf("SC_CLK_TCK")
+    stat = tmp_path / "stat"
+    # user nice system idle iowait irq softirq steal (ticks): busy 100+0+50+0+10 = 160.
+    stat.write_text(f"cpu  {100} 0 {50} 900 5 0 {10} {20} 0 0\ncpu0 1 2 3\n")
+    a = disturbance.snapshot(str(stat))
+    assert a["busy_s"] == 160 / hz and a["steal_s"] == 20 / hz
+    b = dict(a, wall_s=a["wall_s"] + 2.0, cpus=2, busy_s=a["busy_s"] + 0.5, steal_s=a["steal_s"] + 0.04,
+             own_s=a["own_s"] + 0.42)
+    # Others: 0.5 busy - 0.42 own = 0.08 s; steal 0.04 s; of 2 s x 2 CPUs = 3%.
+    assert abs(disturbance.share_between(a, b) - 0.03) < 1e-12
+    # Own time above the busy time (tick rounding): others clamp at 0.
+    assert abs(disturbance.share_between(a, dict(b, own_s=a["own_s"] + 0.9)) - 0.01) < 1e-12
+    assert disturbance.share_between(None, b) is None and disturbance.share_between(a, dict(a)) is None
+    for bad in ("intr 1 2 3\n", "cpu  1 2 x 4 5 6 7 8\n", "cpu  1 2 3\n"):
+        stat.write_text(bad)
+        assert disturbance.snapshot(str(stat)) is None, bad
+    assert disturbance.snapshot(str(tmp_path / "none")) is None

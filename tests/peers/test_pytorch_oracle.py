@@ -70,3 +70,7 @@ def test_pytorch_matches_reference(name, tmp_path, trainbench, torch):
                 r_ref["n_samples"])
         assert abs(float(r["param_checksum"]) - ref.sum()) <= 1e-3 * max(1.0, np.abs(ref).sum())
         assert float(r["samples_per_s"]) > 0 and float(r["train_time_s"]) > 0
+        # Who else used the CPUs over its epochs, as the harness's rows say it (Linux: /proc/stat).
+        others, steal = float(r["others_cpu_share"]), float(r["steal_share"])
+        assert 0 <= others <= 1 and 0 <= steal <= 1, (others, steal)
+        assert r["disturbed"] == ("true" if max(others, steal) > 0.05 else "false")
