@@ -3,22 +3,31 @@ starts as child processes: over one run, the CPU time other processes took on th
 (/proc/stat busy time of all CPUs minus this process's and its waited-for children's
 CPU time) plus the time the hypervisor stole (/proc/stat's steal column), as a share of
 the host's CPU time (wall × CPUs). On a cloud VM steal is the main source of noise, a
-busy neighbour process the second: in the paired rounds of
-docs/results/cpu-intel-icelake-2026-11-24/twelfth-session/, every 2-thread small-MLP run
-that saw more than 1% steal ran at 111-140k samples/s and every one under 1% at
-158-167k. (Some runs under 1% were slow too, in a suite block: a run below the
-threshold is not proof of a quiet machine.)"""
+busy neighbour process the second: of the 40 two-thread small-MLP cpu-omp runs in the
+paired rounds under docs/results/cpu-intel-icelake-2026-11-24/ (twelfth and thirteenth
+sessions), the 5 with under 0.9% steal ran at 156-167k samples/s, the 35 with 0.99% or
+more at 95-151k. (Some suite runs at 0-0.7% steal were slow too: a run below the line is
+not proof of a quiet machine.)"""
 
 import os
+import resource
 import time
+
+
+def own_cpu_s():
+    """This process's and its waited-for children's user + system seconds (getrusage:
+    microseconds, as harness/disturbance.cpp; os.times() counts 10 ms ticks)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        ru = resource.getrusage(who)
+        total += ru.ru_utime + ru.ru_stime
+    return total
 
 
 def snapshot(stat_path="/proc/stat"):
     """{busy_s, steal_s, own_s, wall_s, cpus}, or None where /proc/stat is unreadable
-    (not Linux): busy = user+nice+system+irq+softirq of all CPUs; own = this process's
-    and its waited-for children's user + system time."""
-    t = os.times()
-    own = t.user + t.system + t.children_user + t.children_system
+    (not Linux): busy = user+nice+system+irq+softirq of all CPUs; own = own_cpu_s()."""
+    own = own_cpu_s()
     wall = time.monotonic()
     try:
         with open(stat_path, encoding="ascii") as f:

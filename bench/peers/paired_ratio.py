@@ -20,12 +20,14 @@ Disturbed rounds are repeated and left out. Each run's disturbance is the share 
 host's CPU time that other processes took or the hypervisor stole while it ran: its
 row's others_cpu_share + steal_share (over its timed epochs; trainbench and
 pytorch_train.py both write them), else the same measure around the whole process
-(bench/peers/disturbance.py); a round is disturbed when any of its runs exceeds
---max-disturbance (default 1%). Rounds go on until --rounds undisturbed ones have run,
-or twice --rounds in all. Each ratio and scaling median is taken over the rounds in which
-its own runs were undisturbed; with fewer than min(3, --rounds) of those, over every
-round, marked `"disturbed": true`. paired.json keeps every round's rates and
-disturbance. Without /proc/stat nothing is judged: --rounds rounds, all counted.
+(bench/peers/disturbance.py), which is also used when the timed epochs were shorter than
+0.5 s (/proc/stat's 10 ms ticks are too coarse there). Rounds go on until --rounds of them
+ran every run at or under --max-disturbance (default 1%), or twice --rounds in all (no
+extra rounds once a run has failed). Each ratio median is taken over the rounds in which
+both its runs ran undisturbed, the scaling's over those in which both cpu-omp runs did;
+with fewer than min(3, --rounds) such rounds, over every round that ran, marked
+`"disturbed": true`. paired.json keeps every round's rates and disturbance, and lists the
+rounds each median counted. Without /proc/stat nothing is judged: --rounds rounds.
 
 Rows (both backends, every round) go to RESULTS_DIR/paired.csv, the ratios to
 RESULTS_DIR/paired.json (written whole: a temporary file, then rename).
@@ -183,20 +185,21 @@ def quiet(share, limit):
     return share is None or share <= limit
 
 
-def chosen_rounds(quiet_flags, rounds):
-    """(the round indices a series is judged by, whether disturbed rounds had to be
-    kept): its undisturbed rounds, or every round when fewer than min(3, rounds) are."""
-    keep = [i for i, q in enumerate(quiet_flags) if q]
-    if len(keep) >= min(3, rounds):
-        return keep, False
-    return list(range(len(quiet_flags))), True
+def usable(ours, theirs, i):
+    """Whether round i has both rates (a failed run gives none)."""
+    return ours[i] is not None and theirs[i] is not None and theirs[i] > 0
 
 
 def judged(ours, theirs, quiet_flags, rounds):
-    """ratio_summary over the chosen rounds, with what was chosen."""
-    keep, fallback = chosen_rounds(quiet_flags, rounds)
+    """ratio_summary over a series' rounds that ran both sides undisturbed, or over every
+    round that ran both when fewer than min(3, rounds) did (marked disturbed), with the
+    indices of the rounds counted."""
+    ran = [i for i in range(len(quiet_flags)) if usable(ours, theirs, i)]
+    keep = [i for i in ran if quiet_flags[i]]
+    fallback = len(keep) < min(3, rounds)
+    keep = ran if fallback else keep
     return {**ratio_summary([ours[i] for i in keep], [theirs[i] for i in keep]),
-            "rounds_run": len(quiet_flags), "rounds_used": len(keep), "disturbed": fallback}
+            "rounds_run": len(quiet_flags), "rounds_used": len(keep), "counted": keep, "disturbed": fallback}
 
 
 def main(argv):
@@ -273,16 +276,20 @@ def pair_all(args, entries):
                 run = runs[t]
                 pairs.append({"workload": name, "threads": run["threads"] if run["threads"] is not None else t,
                               "cpu_omp_samples_per_s": run["cpu-omp"], "torch_cpu_samples_per_s": run["torch-cpu"],
-                              "disturbance": run["disturbance"],
+                              "disturbance": [worst(d.values()) for d in run["disturbance"]],
                               **judged(run["cpu-omp"], run["torch-cpu"],
-                                       [quiet(d, limit) for d in run["disturbance"]], args.rounds),
+                                       [quiet(worst(d.values()), limit) for d in run["disturbance"]], args.rounds),
                               "failures": run["failures"]})
             one = [t for t in thread_values if runs[t]["threads"] == 1]
             most = max((runs[t]["threads"] or 0, t) for t in thread_values)
             if one and most[0] > 1:
+                # cpu-omp ÷ cpu-omp: only cpu-omp's runs judge the round.
                 lo, hi = runs[one[0]], runs[most[1]]
-                both = [quiet(a, limit) and quiet(b, limit) for a, b in zip(lo["disturbance"], hi["disturbance"])]
+                both = [quiet(a["cpu-omp"], limit) and quiet(b["cpu-omp"], limit)
+                        for a, b in zip(lo["disturbance"], hi["disturbance"])]
                 scaling.append({"workload": name, "threads": [1, most[0]],
+                                "disturbance": [worst([a["cpu-omp"], b["cpu-omp"]])
+                                                for a, b in zip(lo["disturbance"], hi["disturbance"])],
                                 **judged(hi["cpu-omp"], lo["cpu-omp"], both, args.rounds)})
         finally:
             shutil.rmtree(export_dir, ignore_errors=True)
@@ -294,17 +301,18 @@ def pair_all(args, entries):
         "disturbance_method": "per round and thread value: the larger of its two runs' share of the host's CPU time "
                               "that other processes took plus what the hypervisor stole (/proc/stat): the row's "
                               "others_cpu_share + steal_share, over its timed epochs, else the same measure "
-                              "around the whole process; null where unknown. "
-                              "Rounds repeat until `rounds` have every run at or under max_disturbance, or twice "
-                              "`rounds` ran; each median is over the rounds whose own runs stayed under it "
-                              "(rounds_used of rounds_run), or over every round (disturbed: true) when fewer than "
-                              "min(3, rounds) did",
+                              "around the whole process (also where the timed epochs lasted under 0.5 s); null "
+                              "where unknown. Rounds repeat until `rounds` have every run at or under "
+                              "max_disturbance, or twice `rounds` ran (no repeats after a failed run); each median is "
+                              "over the rounds whose own runs ran and stayed under it (`counted`, 0-based; "
+                              "rounds_used of rounds_run), or over every round that ran (disturbed: true) when "
+                              "fewer than min(3, rounds) did",
         "units": {"samples_per_s": "samples/s", "ratio": "cpu-omp / torch-cpu", "disturbance": "share of the "
                   "host's CPU time (wall x CPUs), 0 to 1"},
         "pairs": pairs,
         "scaling_method": "per round: cpu-omp samples/s at the entry's most threads / at 1 thread, both "
                           "measured in that round (thread counts alternate in order every round), over the rounds "
-                          "where both thread counts' runs were undisturbed",
+                          "where both cpu-omp runs were undisturbed (disturbance: the larger of their two shares)",
         "scaling": scaling})
     for p in pairs:
         m = p["median_ratio"]
@@ -319,78 +327,89 @@ def pair_all(args, entries):
 
 def used_text(summary):
     if summary["disturbed"]:
-        return f" (every round: too few of {summary['rounds_run']} undisturbed)"
+        return f" (every round that ran: too few of {summary['rounds_run']} undisturbed)"
     if summary["rounds_used"] < summary["rounds_run"]:
-        return f" ({summary['rounds_run'] - summary['rounds_used']} disturbed left out)"
+        return f" ({summary['rounds_run'] - summary['rounds_used']} of {summary['rounds_run']} disturbed or failed)"
     return ""
 
 
 def entry_rounds(args, flags, name, thread_values, export_dir, csv_path):
-    """Rounds of one entry until args.rounds of them were undisturbed at every thread
-    value, or 2 × args.rounds ran. Returns ({thread value: {"cpu-omp": [samples/s or
-    None per round], "torch-cpu": [...], "disturbance": [share or None per round],
+    """Rounds of one entry until args.rounds of them ran every run undisturbed, or
+    2 × args.rounds ran (args.rounds once a run has failed: a failing run is not
+    repeated for its noise). Returns ({thread value: {"cpu-omp": [samples/s or None per
+    round], "torch-cpu": [...], "disturbance": [{backend: share or None} per round],
     "threads": cpu-omp's thread count, "failures": [lines]}}, whether a run failed)."""
     runs = {t: {"cpu-omp": [], "torch-cpu": [], "disturbance": [], "threads": None, "failures": []}
             for t in thread_values}
     quiet_rounds, r, failed = 0, 0, False
-    while quiet_rounds < args.rounds and r < 2 * args.rounds:
+    while quiet_rounds < args.rounds and r < (args.rounds if failed else 2 * args.rounds):
         # The thread values alternate too (1, all; then all, 1): each round measures
         # cpu-omp at every thread count within seconds, so their ratio (the scaling)
         # is taken in one moment of the machine, like cpu-omp ÷ torch-cpu.
         calm = True
         for t in thread_values if r % 2 == 0 else list(reversed(thread_values)):
-            got, threads, failures, share = pair_round(args, flags, name, t, export_dir, csv_path, r)
+            got, threads, failures, shares = pair_round(args, flags, name, t, export_dir, csv_path, r)
             run = runs[t]
             for backend, sps in got.items():
                 run[backend].append(sps)
-            run["disturbance"].append(share)
+            run["disturbance"].append(shares)
             run["threads"] = threads if threads is not None else run["threads"]
             run["failures"] += failures
             failed = failed or bool(failures)
-            calm = calm and quiet(share, args.max_disturbance)
+            calm = calm and not failures and quiet(worst(shares.values()), args.max_disturbance)
         quiet_rounds += calm
         r += 1
     return runs, failed
 
 
+def worst(shares):
+    """The largest of the known shares, None when none is known."""
+    known = [v for v in shares if v is not None]
+    return max(known) if known else None
+
+
 def row_share(row, around):
-    """A run's disturbance: its row's others_cpu_share + steal_share (taken over its timed
-    epochs), else `around` (the same measure over the whole process: start-up and data
-    generation dilute it)."""
+    """A run's disturbance: its row's others_cpu_share + steal_share, taken over its timed
+    epochs, when those lasted disturbance.MIN_JUDGED_S or more; else `around`, the same
+    measure over the whole process (start-up and data generation dilute it, but /proc/stat
+    counts 10 ms ticks: one tick is 3% of a 0.16 s window on 2 CPUs, which the linear
+    entries' single repetitions are)."""
     try:
-        return min(1.0, float(row["others_cpu_share"]) + float(row["steal_share"]))
+        if float(row["train_time_s"]) >= disturbance.MIN_JUDGED_S:
+            return min(1.0, float(row["others_cpu_share"]) + float(row["steal_share"]))
     except (TypeError, KeyError, ValueError):
-        return around
+        pass
+    return around
 
 
 def pair_round(args, flags, name, t, export_dir, csv_path, r):
     """Round r of entry `name` at thread value t: one cpu-omp and one torch-cpu
     repetition, in the order the round's parity says. Returns ({backend: samples/s, None
-    for a failed run}, cpu-omp's thread count or None, [a line per failed run], the
-    larger of the two runs' disturbance share or None where unknown)."""
+    for a failed run}, cpu-omp's thread count or None, [a line per failed run], {backend:
+    its run's disturbance share (row_share), None where unknown})."""
     cmds = {"cpu-omp": [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
                         "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path],
             "torch-cpu": [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
                           "--devices", "cpu", "--threads", t, "--reps", "1"]}
-    got, threads, failures, shares = {}, None, [], []
+    got, threads, failures, shares = {}, None, [], {}
     for backend in list(cmds) if r % 2 == 0 else list(reversed(cmds)):
         before = count_rows(csv_path)
         start = disturbance.snapshot()
         subprocess.run(cmds[backend], stdout=subprocess.DEVNULL)
         around = disturbance.share_between(start, disturbance.snapshot())
         row, failed = appended_row(csv_path, before, backend)
-        shares.append(row_share(row, around))
+        shares[backend] = row_share(row, around)
         got[backend] = None if row is None else float(row["samples_per_s"])
         if row is None:
             failures.append(f"round {r + 1} {backend}: {failed}")
         elif backend == "cpu-omp":
             threads = int(row["threads"])
-    share = None if None in shares else max(shares)
+    share = worst(shares.values())
     note = "" if share is None else f", disturbance {share:.1%}" + (
         "" if quiet(share, args.max_disturbance) else " (disturbed: left out)")
     print(f"paired {name} t{t} round {r + 1}: cpu-omp {got['cpu-omp'] or 'failed'}, "
           f"torch-cpu {got['torch-cpu'] or 'failed'} samples/s{note}", flush=True)
-    return got, threads, failures, share
+    return got, threads, failures, shares
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ counts --, cpu_usage.txt and loadavg.txt if present; prints a Markdown table and
 writes RESULTS_DIR/perf_summary.md)
 """
 
+import collections
 import csv
 import json
 import math
@@ -327,16 +328,19 @@ def gemm_vs_blas(folder):
             + ("" if checked else " WARNING: a result failed its check (see the tool's output)."))
 
 
-def rounds_text(ratios, summary):
-    """The rounds cell of a paired median: how many rounds it is over, and of how many
-    run (paired_ratio.py repeats and leaves out disturbed rounds); older paired.json
-    files without rounds_run give the count alone."""
-    run, disturbed = summary.get("rounds_run"), bool(summary.get("disturbed"))
-    if disturbed:
-        return f"{len(ratios)} (every round: too few undisturbed)"
-    if isinstance(run, int) and not isinstance(run, bool) and run > len(ratios):
-        return f"{len(ratios)} of {run}"
-    return str(len(ratios))
+def rounds_text(ratios, summary, cell=True):
+    """How many rounds a paired median is over, and of how many run (paired_ratio.py
+    repeats and leaves out disturbed rounds): a table cell, or (cell=False) words for a
+    sentence; older paired.json files without rounds_run give the count alone."""
+    run = summary.get("rounds_run")
+    of = f" of {run}" if isinstance(run, int) and not isinstance(run, bool) and run > len(ratios) else ""
+    if summary.get("disturbed") is True:
+        return (f"{len(ratios)}{of} (every round that ran: too few undisturbed)" if cell else
+                f"{len(ratios)}{of} paired rounds (every round that ran: too few were undisturbed)")
+    return f"{len(ratios)}{of}" if cell else f"{len(ratios)}{of} paired rounds"
+
+
+Pair = collections.namedtuple("Pair", "workload threads ratios median failures rounds disturbed")
 
 
 def load_paired(folder):
@@ -350,8 +354,9 @@ def load_paired(folder):
 
 
 def read_pairs(doc):
-    """paired.json's pairs as (workload, threads, ratios, median ratio or None, failures,
-    rounds cell), None for an unreadable entry; None without pairs."""
+    """paired.json's pairs as Pairs (median None where no round ran both; rounds: the
+    rounds cell; disturbed: the median had to count disturbed rounds), None for an
+    unreadable entry; None without pairs."""
     pairs = (doc or {}).get("pairs")
     if pairs is None:
         return None
@@ -362,8 +367,9 @@ def read_pairs(doc):
             med = None if p.get("median_ratio") is None else float(p["median_ratio"])
             if med is not None and not ratios:
                 raise ValueError("a median without rounds")
-            out.append((str(p["workload"]), int(p["threads"]), ratios, med,
-                        [str(f) for f in p.get("failures") or []], rounds_text(ratios, p)))
+            out.append(Pair(str(p["workload"]), int(p["threads"]), ratios, med,
+                            [str(f) for f in p.get("failures") or []], rounds_text(ratios, p),
+                            p.get("disturbed") is True))
         except (KeyError, TypeError, ValueError, OverflowError, AttributeError):
             out.append(None)
     return out
@@ -375,9 +381,10 @@ def disturbance_rule(doc):
     limit = doc.get("max_disturbance")
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not 0 <= limit <= 1:
         return ""
-    return (f" A round in which other processes or the hypervisor took more than {limit:.1%} of the machine's CPU "
-            "time during a run is repeated (up to twice the rounds in all) and left out of that run's medians; "
-            "`rounds` says how many counted of how many ran (paired.json keeps them all).")
+    return (f" A round in which other processes or the hypervisor took more than {limit * 100:g}% of the machine's "
+            "CPU time during one of its runs is repeated (up to twice the rounds in all) and left out of the "
+            "medians that use that run; `rounds` says how many counted of how many ran (paired.json keeps them "
+            "all), and a median that had to count disturbed rounds says so.")
 
 
 def paired_table(doc):
@@ -396,7 +403,7 @@ def paired_table(doc):
         if pair is None:
             out.append("| – | unreadable entry in paired.json | | | | | | – |")
             continue
-        workload, threads, ratios, med, failures, rounds = pair
+        workload, threads, ratios, med, failures, rounds, _ = pair
         target = next(((label, need) for prefix, label, need in TARGETS if workload.startswith(prefix)), None)
         label, need = target if target else ("–", None)
         failed = f" ({len(failures)} failed: {failures[0]})" if failures else ""
@@ -415,7 +422,8 @@ def paired_table(doc):
 
 
 def paired_scaling(doc):
-    """{(workload, threads): (per-round ratios, rounds cell)} of paired.json's "scaling"
+    """{(workload, threads): (per-round ratios, rounds in words, whether disturbed rounds
+    had to count)} of paired.json's "scaling"
     entries (cpu-omp at `threads` ÷ at 1 thread, both in each round); an unreadable entry
     is left out, and the suite's medians judge its workload. {} without any."""
     entries = (doc or {}).get("scaling") or []
@@ -424,25 +432,29 @@ def paired_scaling(doc):
         try:
             ratios = [float(r) for r in e["ratios"]]
             if ratios and all(math.isfinite(r) and r > 0 for r in ratios) and int(e["threads"][0]) == 1:
-                out[(str(e["workload"]), int(e["threads"][1]))] = (ratios, rounds_text(ratios, e))
+                out[(str(e["workload"]), int(e["threads"][1]))] = (ratios, rounds_text(ratios, e, cell=False),
+                                                                  e.get("disturbed") is True)
         except (KeyError, TypeError, ValueError, IndexError, OverflowError, AttributeError):
             continue
     return out
 
 
 def paired_medians(doc):
-    """{(workload, threads): median per-round ratio} of paired.json's readable pairs."""
-    return {(p[0], p[1]): p[3] for p in read_pairs(doc) or [] if p is not None and p[3] is not None}
+    """{(workload, threads): (median per-round ratio, whether it counted disturbed
+    rounds)} of paired.json's readable pairs."""
+    return {(p.workload, p.threads): (p.median, p.disturbed) for p in read_pairs(doc) or []
+            if p is not None and p.median is not None}
 
 
 def verdict_lines(checked, paired):
     """One paragraph: how many ratio targets are met, each taking the paired rounds'
     median where the folder has one (drift cancelled) and the ratio of medians
     otherwise; then the ones not met. checked: [(label, workload, threads, ratio, need)]."""
-    met, missed = 0, []
+    met, missed, noisy = 0, [], 0
     for label, w, t, ratio, need in checked:
-        src = "paired" if (w, t) in paired else "medians"
-        r = paired.get((w, t), ratio)
+        r, disturbed = paired.get((w, t), (ratio, False))
+        noisy += disturbed
+        src = ("paired, disturbed rounds counted" if disturbed else "paired") if (w, t) in paired else "medians"
         if verdict(r, need)[0] == "**no**":
             missed.append(f"{w} at {t} thread{'s' if t != 1 else ''} ({ratio_text(r, need)}, {src})")
         else:
@@ -453,6 +465,9 @@ def verdict_lines(checked, paired):
             "else the ratio of medians).")
     if missed:
         text += " Not met: " + "; ".join(missed) + "."
+    if noisy:
+        text += (f" {noisy} of these verdicts come from paired rounds that were all counted, disturbed ones "
+                 "included (too few ran undisturbed): they say as much about the machine as about the code.")
     return [text]
 
 
@@ -550,13 +565,14 @@ def main(argv):
             lines.append(f"\nSmall MLP scaling ({w}): needs cpu-omp rows at 1 and 2 threads (have {threads}).")
             continue
         one, two = statistics.median(g[(w, "cpu-omp", 1)]), statistics.median(g[(w, "cpu-omp", 2)])
-        rounds, counted = paired_scaling(paired).get((w, 2), (None, None))
+        rounds, counted, disturbed = paired_scaling(paired).get((w, 2), (None, None, False))
         judged = two / one if rounds is None else statistics.median(rounds)
         met, margin = verdict(judged, SMALL_MLP_SCALING)
-        by = "" if rounds is None else ", judged by the paired rounds"
+        by = "" if rounds is None else ", judged by the paired rounds" + (
+            ", disturbed ones counted: not a verdict on the code" if disturbed else "")
         paired_text = "" if rounds is None else (
             f"; {ratio_text(judged, SMALL_MLP_SCALING)} [{min(rounds):.2f}–{max(rounds):.2f}] in {counted} "
-            "paired rounds (1 and 2 threads in each round, the ratio per round)")
+            "(1 and 2 threads in each round, the ratio per round)")
         lines.append(f"\nSmall MLP scaling ({w}): cpu-omp 2 threads ÷ 1 thread = {fmt(two)} ÷ {fmt(one)} = "
                      f"{ratio_text(two / one, SMALL_MLP_SCALING)} by the suite's medians{paired_text} "
                      f"(target ≥ {SMALL_MLP_SCALING:g}× on a 2-core machine; margin {margin_text(margin)}: "
