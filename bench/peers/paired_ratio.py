@@ -190,16 +190,16 @@ def usable(ours, theirs, i):
     return ours[i] is not None and theirs[i] is not None and theirs[i] > 0
 
 
-def judged(ours, theirs, quiet_flags, rounds):
-    """ratio_summary over a series' rounds that ran both sides undisturbed, or over every
-    round that ran both when fewer than min(3, rounds) did (marked disturbed), with the
-    indices of the rounds counted."""
-    ran = [i for i in range(len(quiet_flags)) if usable(ours, theirs, i)]
-    keep = [i for i in ran if quiet_flags[i]]
+def judged(ours, theirs, shares, limit, rounds):
+    """A series' per-round disturbance (shares) and ratio_summary over its rounds that ran
+    both sides at or under `limit`, or over every round that ran both when fewer than
+    min(3, rounds) did (marked disturbed), with the indices of the rounds counted."""
+    ran = [i for i in range(len(shares)) if usable(ours, theirs, i)]
+    keep = [i for i in ran if quiet(shares[i], limit)]
     fallback = len(keep) < min(3, rounds)
     keep = ran if fallback else keep
-    return {**ratio_summary([ours[i] for i in keep], [theirs[i] for i in keep]),
-            "rounds_run": len(quiet_flags), "rounds_used": len(keep), "counted": keep, "disturbed": fallback}
+    return {"disturbance": shares, **ratio_summary([ours[i] for i in keep], [theirs[i] for i in keep]),
+            "rounds_run": len(shares), "rounds_used": len(keep), "counted": keep, "disturbed": fallback}
 
 
 def main(argv):
@@ -276,21 +276,17 @@ def pair_all(args, entries):
                 run = runs[t]
                 pairs.append({"workload": name, "threads": run["threads"] if run["threads"] is not None else t,
                               "cpu_omp_samples_per_s": run["cpu-omp"], "torch_cpu_samples_per_s": run["torch-cpu"],
-                              "disturbance": [worst(d.values()) for d in run["disturbance"]],
                               **judged(run["cpu-omp"], run["torch-cpu"],
-                                       [quiet(worst(d.values()), limit) for d in run["disturbance"]], args.rounds),
+                                       [worst(d.values()) for d in run["disturbance"]], limit, args.rounds),
                               "failures": run["failures"]})
             one = [t for t in thread_values if runs[t]["threads"] == 1]
             most = max((runs[t]["threads"] or 0, t) for t in thread_values)
             if one and most[0] > 1:
                 # cpu-omp ÷ cpu-omp: only cpu-omp's runs judge the round.
                 lo, hi = runs[one[0]], runs[most[1]]
-                both = [quiet(a["cpu-omp"], limit) and quiet(b["cpu-omp"], limit)
-                        for a, b in zip(lo["disturbance"], hi["disturbance"])]
+                shares = [worst([a["cpu-omp"], b["cpu-omp"]]) for a, b in zip(lo["disturbance"], hi["disturbance"])]
                 scaling.append({"workload": name, "threads": [1, most[0]],
-                                "disturbance": [worst([a["cpu-omp"], b["cpu-omp"]])
-                                                for a, b in zip(lo["disturbance"], hi["disturbance"])],
-                                **judged(hi["cpu-omp"], lo["cpu-omp"], both, args.rounds)})
+                                **judged(hi["cpu-omp"], lo["cpu-omp"], shares, limit, args.rounds)})
         finally:
             shutil.rmtree(export_dir, ignore_errors=True)
     write_json(os.path.join(args.results, "paired.json"), {

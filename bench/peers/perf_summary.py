@@ -559,13 +559,14 @@ def main(argv):
     lines = ["\n".join(out + paired_table(paired) + bound_table(folder, g, layers_of))]
     lines += verdict_lines(checked, paired_medians(paired))
     small = sorted({w for (w, b, t) in g if w.startswith(TARGETS[2][0]) and b == "cpu-omp"})
+    scaling = paired_scaling(paired)
     for w in small:
         threads = sorted(t for (ww, b, t) in g if ww == w and b == "cpu-omp")
         if 1 not in threads or 2 not in threads:
             lines.append(f"\nSmall MLP scaling ({w}): needs cpu-omp rows at 1 and 2 threads (have {threads}).")
             continue
         one, two = statistics.median(g[(w, "cpu-omp", 1)]), statistics.median(g[(w, "cpu-omp", 2)])
-        rounds, counted, disturbed = paired_scaling(paired).get((w, 2), (None, None, False))
+        rounds, counted, disturbed = scaling.get((w, 2), (None, None, False))
         judged = two / one if rounds is None else statistics.median(rounds)
         met, margin = verdict(judged, SMALL_MLP_SCALING)
         by = "" if rounds is None else ", judged by the paired rounds" + (
