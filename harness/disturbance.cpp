@@ -46,4 +46,9 @@ Disturbance disturbance_between(const CpuSnapshot& a, const CpuSnapshot& b, doub
   return d;
 }
 
+JudgedWindow judged_window(double rep_s, double all_s) {
+  if (rep_s >= kMinJudgedS) return JudgedWindow::kOwn;
+  return all_s >= kMinJudgedS ? JudgedWindow::kSinceFirst : JudgedWindow::kNone;
+}
+
 }  // namespace tb

@@ -34,6 +34,14 @@ Disturbance disturbance_between(const CpuSnapshot& a, const CpuSnapshot& b, doub
 // Intervals shorter than this are too coarse to judge alone (10 ms ticks per CPU).
 inline constexpr double kMinJudgedS = 0.5;
 
+// Which window a timed repetition is judged over, from the seconds it lasted (rep_s) and
+// the seconds since the first timed repetition began (all_s, which includes it): its own;
+// all timed repetitions so far when its own is shorter than kMinJudgedS; none when even
+// that is shorter (the shares stay unknown: one 10 ms tick is 1% of a 0.5 s window on
+// 2 CPUs, and a whole quick-suite repetition of a few ms reads 0% or 100%).
+enum class JudgedWindow { kOwn, kSinceFirst, kNone };
+JudgedWindow judged_window(double rep_s, double all_s);
+
 // A row is marked disturbed above this share (others or steal): 5% of the host's CPU time.
 inline constexpr double kDisturbedShare = 0.05;
 

@@ -209,10 +209,17 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       // Who else used the CPUs meanwhile: the job's own CPU time (every rank's) is not a
       // disturbance; each rank judges its host, the job takes the worst.
       const CpuSnapshot after = cpu_snapshot();
-      // /proc/stat counts in 10 ms ticks, and idle CPUs' ticks are booked late: a
-      // repetition shorter than kMinJudgedS is judged over all timed repetitions so far.
-      if (after.wall_s - before.wall_s < kMinJudgedS) before = first_rep;
-      Disturbance dist = disturbance_between(before, after, job.sum(after.own_s - before.own_s));
+      // /proc/stat counts in 10 ms ticks, and idle CPUs' ticks are booked late: a short
+      // repetition is judged over all timed repetitions so far, or not at all
+      // (judged_window). Every rank picks the same window, from the job's shortest spans,
+      // so that the own CPU time summed over ranks covers the same interval.
+      double neg_spans[2] = {before.wall_s - after.wall_s, first_rep.wall_s - after.wall_s};
+      job.max(neg_spans, 2);
+      const JudgedWindow window = judged_window(-neg_spans[0], -neg_spans[1]);
+      if (window == JudgedWindow::kSinceFirst) before = first_rep;
+      const double own_s = job.sum(after.own_s - before.own_s);
+      const Disturbance dist =
+          window == JudgedWindow::kNone ? Disturbance{} : disturbance_between(before, after, own_s);
       double worst[2] = {dist.others_share, dist.steal_share};
       job.max(worst, 2);
       // Job-wide figures: a job is as slow as its slowest rank, and so is each phase.

@@ -57,6 +57,21 @@ DISTURBED_SHARE = 0.05
 MIN_JUDGED_S = 0.5
 
 
+def judged_from(first, before, after):
+    """The snapshot a timed repetition from `before` to `after` is judged from (as
+    harness/disturbance.h's judged_window): `before` when it lasted MIN_JUDGED_S or more;
+    `first`, the first timed repetition's start, when that window is long enough; None
+    (unknown) when even that is shorter: a few 10 ms ticks can't tell a neighbour from
+    rounding, and a repetition of a few ms reads 0% or 100%."""
+    if before is None or after is None:
+        return None
+    if after["wall_s"] - before["wall_s"] >= MIN_JUDGED_S:
+        return before
+    if first is not None and after["wall_s"] - first["wall_s"] >= MIN_JUDGED_S:
+        return first
+    return None
+
+
 def shares_between(a, b):
     """(other processes' share, stolen share) of the host's CPU time between snapshots
     a and b, each in [0, 1]; None when either is None or no time passed. (Tick

@@ -292,9 +292,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
                 curve.append(mean_loss)
             # Who else used the CPUs over the same epochs (harness/runner.cpp's figure).
             after = disturbance.snapshot()
-            if before and after and after["wall_s"] - before["wall_s"] < disturbance.MIN_JUDGED_S:
-                before = first
-            disturbed = disturbance.row_cells(before, after)
+            disturbed = disturbance.row_cells(disturbance.judged_from(first, before, after), after)
             loss, acc = tr.evaluate()
             if not math.isfinite(loss):
                 raise RuntimeError("non-finite final loss after training")

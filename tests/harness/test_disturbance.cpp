@@ -33,6 +33,17 @@ TEST(Disturbance, SharesAreBusyMinusOwnAndStealOverWallTimesCpus) {
   EXPECT_LT(tb::disturbance_between(a, b, 0).others_share, 0);
 }
 
+// A repetition is judged over its own window when that lasts kMinJudgedS (0.5 s), over all
+// timed repetitions so far when those do, and not at all when even they are shorter.
+TEST(Disturbance, AShortRepetitionIsJudgedSinceTheFirstOrNotAtAll) {
+  using tb::JudgedWindow;
+  EXPECT_EQ(tb::judged_window(0.5, 0.5), JudgedWindow::kOwn);
+  EXPECT_EQ(tb::judged_window(2.0, 9.0), JudgedWindow::kOwn);
+  EXPECT_EQ(tb::judged_window(0.1, 0.5), JudgedWindow::kSinceFirst);
+  EXPECT_EQ(tb::judged_window(0.004, 0.49), JudgedWindow::kNone);
+  EXPECT_EQ(tb::judged_window(0, 0), JudgedWindow::kNone);
+}
+
 // A process spinning on one CPU beside us is seen: at least a quarter of the host's time
 // on a machine of up to 2 CPUs (other load only adds to it).
 TEST(Disturbance, ASpinningNeighbourIsSeen) {
@@ -67,7 +78,8 @@ TEST(Disturbance, ASpinningNeighbourIsSeen) {
 namespace {
 
 // End to end: a run beside a spinning process records the share it lost and is marked
-// disturbed; the suite warns at its end.
+// disturbed; the suite warns at its end. 40 epochs make each repetition long enough to
+// judge alone (about 1.7 s here, Ice Lake; kMinJudgedS is 0.5 s).
 TEST(Disturbance, ARowTakenBesideASpinnerIsMarkedAndTheSuiteWarns) {
   if (!tb::cpu_snapshot().ok) GTEST_SKIP() << "/proc/stat not readable here";
   const pid_t spinner = ::fork();
@@ -80,7 +92,7 @@ TEST(Disturbance, ARowTakenBesideASpinnerIsMarkedAndTheSuiteWarns) {
   const std::string dir = std::string(TB_TEST_TMPDIR) + "/disturbed";
   tb::test::shell("rm -rf " + dir);
   const std::string suite = std::string(TB_TEST_TMPDIR) + "/disturbed.suite";
-  std::ofstream(suite) << "d: --model mlp --layers 32,64,4 --samples 100000 --batch 64 --epochs 1 --warmup 0 "
+  std::ofstream(suite) << "d: --model mlp --layers 32,64,4 --samples 100000 --batch 64 --epochs 40 --warmup 0 "
                           "--reps 2 --backends cpu-omp --threads 1\n";
   const tb::test::ShellResult r = tb::test::trainbench("suite " + suite + " --out " + dir);
   ::kill(spinner, SIGKILL);
@@ -101,11 +113,48 @@ TEST(Disturbance, ARowTakenBesideASpinnerIsMarkedAndTheSuiteWarns) {
   while (std::getline(in, line)) {
     const std::vector<std::string> f = tb::csv_fields(line);
     ASSERT_EQ(f.size(), header.size());
+    ASSERT_GE(std::stod(f[col("train_time_s")]), tb::kMinJudgedS) << "too short to judge: " << line;
     EXPECT_EQ(f[col("disturbed")], "true") << line;
     EXPECT_GT(std::stod(f[col("others_cpu_share")]), 0.05) << line;
     ++rows;
   }
   EXPECT_EQ(rows, 2);
+}
+
+// A run whose timed repetitions last a few ms together is not judged: its cells are empty
+// and the suite does not warn (10 ms ticks would read such a window as 0% or 100%).
+TEST(Disturbance, RepetitionsTooShortToJudgeLeaveTheCellsEmpty) {
+  if (!tb::cpu_snapshot().ok) GTEST_SKIP() << "/proc/stat not readable here";
+  const std::string dir = std::string(TB_TEST_TMPDIR) + "/too-short";
+  tb::test::shell("rm -rf " + dir);
+  const std::string suite = std::string(TB_TEST_TMPDIR) + "/too-short.suite";
+  // 256 samples x 8 features, 3 repetitions of 1 epoch: microseconds each.
+  std::ofstream(suite) << "s: --model linear --layers 8,1 --samples 256 --batch 64 --epochs 1 --warmup 0 "
+                          "--reps 3 --backends cpu-omp,reference --threads 1\n";
+  const tb::test::ShellResult r = tb::test::trainbench("suite " + suite + " --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("timed rows were disturbed"), std::string::npos) << r.out;
+  std::ifstream in(dir + "/results.csv");
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = tb::csv_fields(line);
+  const auto col = [&](const char* name) {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == name) return i;
+    }
+    return header.size();
+  };
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = tb::csv_fields(line);
+    ASSERT_EQ(f.size(), header.size());
+    ASSERT_LT(std::stod(f[col("train_time_s")]), 0.1) << "not a short run: " << line;
+    EXPECT_EQ(f[col("others_cpu_share")], "") << line;
+    EXPECT_EQ(f[col("steal_share")], "") << line;
+    EXPECT_EQ(f[col("disturbed")], "") << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 6);
 }
 
 }  // namespace

@@ -364,3 +364,25 @@ def test_disturbance_share_from_proc_stat_lines(tmp_path):
         stat.write_text(bad)
         assert disturbance.snapshot(str(stat)) is None, bad
     assert disturbance.snapshot(str(tmp_path / "none")) is None
+
+
+def test_a_short_repetition_is_judged_since_the_first_or_not_at_all():
+    sys.path.insert(0, PEERS)
+    try:
+        import disturbance  # noqa: PLC0415
+    finally:
+        sys.path.remove(PEERS)
+    snap = {"busy_s": 0.0, "steal_s": 0.0, "own_s": 0.0, "cpus": 2}
+    first, before = dict(snap, wall_s=10.0), dict(snap, wall_s=10.3)
+    # Its own window when that lasts MIN_JUDGED_S (0.5 s) or more.
+    assert disturbance.judged_from(first, before, dict(snap, wall_s=10.8)) is before
+    # Shorter: from the first timed repetition's start, when that window is long enough.
+    assert disturbance.judged_from(first, before, dict(snap, wall_s=10.5)) is first
+    assert disturbance.judged_from(None, before, dict(snap, wall_s=10.5)) is None
+    # Even that too short: unknown, and the row's cells stay empty (a 4 ms window whose
+    # neighbour took one 10 ms tick would read 100%).
+    after = dict(snap, wall_s=10.304, busy_s=0.01)
+    assert disturbance.judged_from(first, before, after) is None
+    assert disturbance.row_cells(disturbance.judged_from(first, before, after), after) == \
+        {"others_cpu_share": "", "steal_share": "", "disturbed": ""}
+    assert disturbance.row_cells(before, after)["disturbed"] == "true"

@@ -58,6 +58,7 @@ def test_pytorch_matches_reference(name, tmp_path, trainbench, torch):
         by.setdefault(r["backend"], []).append(r)
     assert [r["status"] for r in by["torch-cpu"]] == ["ok", "ok"]
     r_ref = by["reference"][0]
+    timed_s = 0.0  # the torch-cpu repetitions' epochs so far
     for r in by["torch-cpu"]:  # every repetition restarts from the same init
         for col in ("workload", "run_id", "model", "layers", "task", "n_samples", "batch_size",
                     "epochs", "lr", "momentum", "weight_decay", "seed"):
@@ -70,7 +71,12 @@ def test_pytorch_matches_reference(name, tmp_path, trainbench, torch):
                 r_ref["n_samples"])
         assert abs(float(r["param_checksum"]) - ref.sum()) <= 1e-3 * max(1.0, np.abs(ref).sum())
         assert float(r["samples_per_s"]) > 0 and float(r["train_time_s"]) > 0
-        # Who else used the CPUs over its epochs, as the harness's rows say it (Linux: /proc/stat).
+        # Who else used the CPUs over its epochs, as the harness's rows say it (Linux: /proc/stat),
+        # or nobody can tell: every timed epoch so far lasted under 0.5 s together (10 ms ticks).
+        timed_s += float(r["train_time_s"])
+        if r["others_cpu_share"] == "":
+            assert r["steal_share"] == r["disturbed"] == "" and timed_s < 0.5, r
+            continue
         others, steal = float(r["others_cpu_share"]), float(r["steal_share"])
         assert 0 <= others <= 1 and 0 <= steal <= 1, (others, steal)
         assert r["disturbed"] == ("true" if max(others, steal) > 0.05 else "false")
