@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "harness/exit_codes.h"
 
@@ -27,6 +30,20 @@ void Job::max(double* v, int n) {
 double Job::sum(double v) {
   if (world_) world_->allreduce_sum(&v, 1);
   return v;
+}
+
+double Job::sum_within(double v, const std::string& group) {
+  if (!world_) return v;
+  // The group as a 64-bit hash in two exact 32-bit halves, beside v: one allgather.
+  const uint64_t key = std::hash<std::string>{}(group);
+  const double mine[3] = {static_cast<double>(key >> 32), static_cast<double>(key & 0xffffffffu), v};
+  std::vector<double> all(static_cast<size_t>(3 * world_->size()));
+  world_->allgather(mine, 3, all.data());
+  double s = 0;
+  for (size_t r = 0; r < all.size(); r += 3) {
+    if (all[r] == mine[0] && all[r + 1] == mine[1]) s += all[r + 2];
+  }
+  return s;
 }
 
 std::vector<std::string> Job::gather(const std::string& mine) {

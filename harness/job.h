@@ -31,6 +31,9 @@ class Job {
   double max(double v);
   void max(double* v, int n);
   double sum(double v);
+  // The sum of v over the ranks whose `group` equals this rank's (e.g. the hostname: the
+  // ranks sharing this host); not the same answer on every rank, but every rank calls it.
+  double sum_within(double v, const std::string& group);
   bool all_ok(bool ok);
   // Every rank's `mine`, in rank order, on every rank (rank 0's host record and the others').
   std::vector<std::string> gather(const std::string& mine);

@@ -245,10 +245,10 @@ const std::vector<Column>& table() {
        [](const ResultRow& r) { return std::to_string(r.peak_device_mem_bytes); }},
       {"others_cpu_share", T::kFloat, R::kMetric, "fraction", true,
        "share of the host's CPU time (wall × CPUs) that other processes took during the timed epochs: "
-       "/proc/stat busy time minus the job's own CPU time, over the repetition, or over all timed repetitions "
-       "so far when it lasted under 0.5 s (10 ms ticks); empty where even those lasted under 0.5 s, where "
-       "/proc/stat is not readable and on the multi-process PyTorch peers (torch-ddp, torch-hogwild), as are "
-       "steal_share and disturbed",
+       "/proc/stat busy time minus the CPU time of the job's ranks on that host, over the repetition, or since the "
+       "first timed repetition began where the repetition's own window was under 0.5 s (10 ms ticks); empty "
+       "where that window too was under 0.5 s, where /proc/stat is not readable and on the multi-process "
+       "PyTorch peers (torch-ddp, torch-hogwild), as are steal_share and disturbed",
        [](const ResultRow& r) { return r.others_cpu_share < 0 ? std::string() : num(r.others_cpu_share); }},
       {"steal_share", T::kFloat, R::kMetric, "fraction", true,
        "share of the host's CPU time the hypervisor stole during the timed epochs (/proc/stat steal)",

@@ -151,6 +151,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     progress.finish();
 
     CpuSnapshot first_rep;  // when the timed repetitions began (disturbance of short ones)
+    const std::string host_name = host_info().hostname;  // whose ranks' CPU time is this host's own
     for (int64_t rep = 0; rep < c.reps; ++rep) {
       throw_if_interrupted();
       trainer->set_params(init);
@@ -206,8 +207,8 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       GpuTelemetrySummary gpu = telemetry ? telemetry->end() : GpuTelemetrySummary{};
       progress.finish();
       if (telemetry) gpu = combine_over_job(gpu, job);  // every rank of a GPU job calls it
-      // Who else used the CPUs meanwhile: the job's own CPU time (every rank's) is not a
-      // disturbance; each rank judges its host, the job takes the worst.
+      // Who else used the CPUs meanwhile: the job's own CPU time (every rank's on this
+      // host) is not a disturbance; each rank judges its host, the job takes the worst.
       const CpuSnapshot after = cpu_snapshot();
       // /proc/stat counts in 10 ms ticks, and idle CPUs' ticks are booked late: a short
       // repetition is judged over all timed repetitions so far, or not at all
@@ -217,7 +218,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       job.max(neg_spans, 2);
       const JudgedWindow window = judged_window(-neg_spans[0], -neg_spans[1]);
       if (window == JudgedWindow::kSinceFirst) before = first_rep;
-      const double own_s = job.sum(after.own_s - before.own_s);
+      const double own_s = job.sum_within(after.own_s - before.own_s, host_name);  // this host's ranks
       const Disturbance dist =
           window == JudgedWindow::kNone ? Disturbance{} : disturbance_between(before, after, own_s);
       double worst[2] = {dist.others_share, dist.steal_share};

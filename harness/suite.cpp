@@ -444,16 +444,21 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   }
   print_summary(all, stdout);
   print_summary(all, log);
-  // Timings taken while something else used the CPUs are flagged, not hidden.
-  size_t timed = 0, disturbed = 0;
+  // Timings taken while something else used the CPUs are flagged, not hidden. Of the rows
+  // that were judged: one too short to judge (empty cells) is counted apart.
+  size_t judged = 0, disturbed = 0, unjudged = 0;
   for (const ResultRow& r : all) {
-    timed += r.has_metrics;
+    judged += r.has_metrics && r.others_cpu_share >= 0;
+    unjudged += r.has_metrics && r.others_cpu_share < 0;
     disturbed += r.has_metrics && r.disturbed();
   }
   if (disturbed > 0) {
-    const std::string warn = "warning: " + std::to_string(disturbed) + " of " + std::to_string(timed) +
-                             " timed rows were disturbed (other processes or the hypervisor took more than 5% of "
-                             "the CPU time; results.csv column `disturbed`): re-run them on a quiet machine\n";
+    const std::string warn = "warning: " + std::to_string(disturbed) + " of " + std::to_string(judged) +
+                             " timed rows judged were disturbed (other processes or the hypervisor took more than "
+                             "5% of the CPU time; results.csv column `disturbed`" +
+                             (unjudged > 0 ? "; " + std::to_string(unjudged) + " more not judged, too short or "
+                                             "without /proc/stat" : std::string()) +
+                             "): re-run them on a quiet machine\n";
     std::fprintf(stderr, "trainbench: %s", warn.c_str());
     std::fprintf(log, "%s", warn.c_str());
   }

@@ -151,6 +151,7 @@ class Group:
     precision: str = ""
     curve: list = field(default_factory=list)    # [(epoch, median train_loss)]
     disturbed_reps: int = 0                        # repetitions whose disturbed cell is true
+    judged_reps: int = 0                           # repetitions whose disturbed cell is not empty
     others_share_max: float = None                 # largest others_cpu_share (fraction)
     steal_share_max: float = None                  # largest steal_share (fraction)
     samples_per_joule: float = None               # GPU rows with an energy reading (NVML)
@@ -289,6 +290,8 @@ def _stats(g):
     g.precision = "/".join(sorted({r["precision"] for r in rows}))
     # Rows written before the disturbance columns existed read as empty: not disturbed.
     g.disturbed_reps = sum(1 for r in rows if r.get("disturbed") is True)
+    # Empty where the harness could not judge (a repetition too short for /proc/stat's ticks).
+    g.judged_reps = sum(1 for r in rows if r.get("disturbed") is not None)
     for col, attr in (("others_cpu_share", "others_share_max"), ("steal_share", "steal_share_max")):
         vals = [r[col] for r in rows if r.get(col) is not None]
         setattr(g, attr, max(vals) if vals else None)

@@ -21,7 +21,7 @@ DISTURBED_BADGE = "⚠ disturbed"
 
 def disturbed_title(g):
     """The hover text of a disturbed configuration: how many repetitions, how much CPU."""
-    bits = [f"{g.disturbed_reps} of {len(g.rows)} repetition(s) disturbed"]
+    bits = [f"{g.disturbed_reps} of {g.judged_reps} judged repetition(s) disturbed"]
     if g.others_share_max is not None:
         bits.append(f"other processes took up to {fmt.percent(g.others_share_max, 0)}")
     if g.steal_share_max:

@@ -168,14 +168,14 @@ def test_disturbed_rows_are_marked_counted_and_named_in_the_headline(tmp_path):
     run = fx.write_run(tmp_path / "busy", "gpubox", settings=settings)
     html = _render(run)
     top = " ".join(_top(html).split())
-    assert "⚠ disturbed: 1 of 13 configuration(s)</b> (5 of 65 repetitions)" in top
+    assert "⚠ disturbed: 1 of 13 configuration(s)</b> (5 of 65 repetitions judged)" in top
     assert "Headline figures from disturbed rows:</b> linear-64x1-100k: cpu-omp (16 thr)." in top
     assert _glance(html)[LIN]["fastest CPU (the speedup baseline)"] == \
         "cpu-omp (16 thr) 8 M samples/s ⚠ disturbed"
     lin = _section(html, LIN)
     assert find_rows(lin, backend="cpu-omp ⚠ disturbed", threads="16")
     assert lin.count('<tr class="disturbed">') == 1
-    assert 'title="5 of 5 repetition(s) disturbed; other processes took up to 31% of the CPU time' in lin
+    assert 'title="5 of 5 judged repetition(s) disturbed; other processes took up to 31% of the CPU time' in lin
     assert "⚠ disturbed: cpu-omp (16 thr) — other processes" in lin
     assert "⚠ disturbed" not in _section(html, MLP)
 
