@@ -85,6 +85,10 @@ class Trainer {
   // last take_phase_times() closed (the runner sums them over a repetition's epochs).
   virtual double allreduce_busy_s() const { return 0; }
   virtual int64_t allreduce_steps() const { return 0; }
+  // CPU seconds used so far by processes this trainer runs beside this one (cpu-hogwild's
+  // workers), through their last finished epoch: the job's own CPU time, not a neighbour's,
+  // when the runner judges a repetition's disturbance (harness/disturbance.h).
+  virtual double helper_cpu_s() const { return 0; }
 };
 
 struct Availability {

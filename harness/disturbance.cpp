@@ -12,15 +12,18 @@
 
 namespace tb {
 
+double own_cpu_seconds() {
+  rusage ru{};
+  if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
 CpuSnapshot cpu_snapshot() {
   CpuSnapshot s;
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   s.cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
-  rusage ru{};
-  if (::getrusage(RUSAGE_SELF, &ru) == 0) {
-    s.own_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-              static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-  }
+  s.own_s = own_cpu_seconds();
   std::ifstream in("/proc/stat");
   std::string line;
   if (!std::getline(in, line) || line.rfind("cpu ", 0) != 0) return s;

@@ -21,6 +21,9 @@ struct CpuSnapshot {
 
 CpuSnapshot cpu_snapshot();
 
+// This process's CPU time so far, user + system of all its threads (getrusage), seconds.
+double own_cpu_seconds();
+
 struct Disturbance {
   double others_share = -1;  // other processes' share of the host's CPU time, [0, 1]; < 0: unknown
   double steal_share = -1;   // stolen share of the host's CPU time, [0, 1]; < 0: unknown

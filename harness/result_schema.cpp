@@ -245,7 +245,8 @@ const std::vector<Column>& table() {
        [](const ResultRow& r) { return std::to_string(r.peak_device_mem_bytes); }},
       {"others_cpu_share", T::kFloat, R::kMetric, "fraction", true,
        "share of the host's CPU time (wall × CPUs) that other processes took during the timed epochs: "
-       "/proc/stat busy time minus the CPU time of the job's ranks on that host, over the repetition, or since the "
+       "/proc/stat busy time minus the CPU time of the job's ranks on that host (and of cpu-hogwild's workers), "
+       "over the repetition, or since the "
        "first timed repetition began where the repetition's own window was under 0.5 s (10 ms ticks); empty "
        "where that window too was under 0.5 s, where /proc/stat is not readable and on the multi-process "
        "PyTorch peers (torch-ddp, torch-hogwild), as are steal_share and disturbed",

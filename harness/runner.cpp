@@ -166,7 +166,13 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       double busy_s = 0;         // this rank's time inside all-reduces, summed over the epochs
       double busy_steps = 0;     // the steps it covers
       std::vector<CurvePoint> curve;
-      CpuSnapshot before = cpu_snapshot();
+      // The job's own CPU time includes its helper processes' (cpu-hogwild's workers).
+      const auto snapshot = [&] {
+        CpuSnapshot s = cpu_snapshot();
+        s.own_s += trainer->helper_cpu_s();
+        return s;
+      };
+      CpuSnapshot before = snapshot();
       if (rep == 0) first_rep = before;
       if (telemetry) telemetry->begin();
       // Time to target (--target-loss): this clock starts with the first timed epoch and,
@@ -209,7 +215,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       if (telemetry) gpu = combine_over_job(gpu, job);  // every rank of a GPU job calls it
       // Who else used the CPUs meanwhile: the job's own CPU time (every rank's on this
       // host) is not a disturbance; each rank judges its host, the job takes the worst.
-      const CpuSnapshot after = cpu_snapshot();
+      const CpuSnapshot after = snapshot();
       // /proc/stat counts in 10 ms ticks, and idle CPUs' ticks are booked late: a short
       // repetition is judged over all timed repetitions so far, or not at all
       // (judged_window). Every rank picks the same window, from the job's shortest spans,

@@ -30,6 +30,7 @@
 #include "harness/backend.h"
 #include "harness/backends/cpu_model.h"
 #include "harness/ddp_plan.h"
+#include "harness/disturbance.h"
 #include "harness/fault_plan.h"
 #include "harness/exit_codes.h"
 #include "harness/interrupt.h"
@@ -99,6 +100,7 @@ struct alignas(64) WorkerSlot {
   double loss_sum = 0;                 // sum of its step losses this epoch
   int64_t nonfinite_step = -1;         // the batch index of its first non-finite loss, or -1
   PhaseTimes phases;                   // this epoch
+  std::atomic<double> cpu_s{0};        // the worker's CPU time (getrusage) when it finished its last epoch
   std::atomic<int> failed{0};          // set, with error, before a worker dies of an exception
   char error[kMaxError] = {};
 };
@@ -146,6 +148,11 @@ class HogwildTrainer final : public Trainer {
   std::vector<float> params() const override { return {shared_, shared_ + p_}; }
   std::string precision() const override { return "fp32"; }
   int replicas() const override { return workers_; }
+  double helper_cpu_s() const override {
+    double s = 0;
+    for (int w = 0; w < workers_; ++w) s += slots_[w].cpu_s.load(std::memory_order_relaxed);
+    return s;
+  }
 
   EvalResult evaluate() override {
     omp_set_num_threads(cfg_.threads);
@@ -230,6 +237,7 @@ void HogwildTrainer::worker_main(int w, pid_t parent, uint32_t seen) {
       seen = g;
       if (ctl_->command == kExit) break;
       worker_epoch(w);
+      slots_[w].cpu_s.store(own_cpu_seconds(), std::memory_order_relaxed);
       slots_[w].done_gen.store(g, std::memory_order_release);  // publishes the slot's figures
       ctl_->done.fetch_add(1, std::memory_order_release);
       futex_wake(&ctl_->done);
