@@ -12,6 +12,14 @@
 
 namespace tb {
 
+std::string kernel_key() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (std::getline(in, id) && !id.empty()) return "boot_id " + id;
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string("host ") + name : std::string("unknown");
+}
+
 double own_cpu_seconds() {
   rusage ru{};
   if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace tb {
 
@@ -23,6 +24,10 @@ CpuSnapshot cpu_snapshot();
 
 // This process's CPU time so far, user + system of all its threads (getrusage), seconds.
 double own_cpu_seconds();
+
+// Which /proc/stat this process reads: the running kernel's boot_id (containers on one node
+// share it, whatever their hostnames), else the hostname. Ranks with equal keys are one host.
+std::string kernel_key();
 
 struct Disturbance {
   double others_share = -1;  // other processes' share of the host's CPU time, [0, 1]; < 0: unknown

@@ -151,7 +151,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     progress.finish();
 
     CpuSnapshot first_rep;  // when the timed repetitions began (disturbance of short ones)
-    const std::string host_name = host_info().hostname;  // whose ranks' CPU time is this host's own
+    const std::string kernel = kernel_key();  // ranks sharing it share /proc/stat: their CPU time is its own
     for (int64_t rep = 0; rep < c.reps; ++rep) {
       throw_if_interrupted();
       trainer->set_params(init);
@@ -224,7 +224,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       job.max(neg_spans, 2);
       const JudgedWindow window = judged_window(-neg_spans[0], -neg_spans[1]);
       if (window == JudgedWindow::kSinceFirst) before = first_rep;
-      const double own_s = job.sum_within(after.own_s - before.own_s, host_name);  // this host's ranks
+      const double own_s = job.sum_within(after.own_s - before.own_s, kernel);  // this host's ranks
       const Disturbance dist =
           window == JudgedWindow::kNone ? Disturbance{} : disturbance_between(before, after, own_s);
       double worst[2] = {dist.others_share, dist.steal_share};

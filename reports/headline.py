@@ -91,10 +91,10 @@ def no_gpu_reasons(summary):
 
 def disturbed_counts(summary):
     """(disturbed configurations, configurations, disturbed repetitions, repetitions
-    judged: those with a disturbed cell)."""
+    judged: those with a disturbed cell, repetitions)."""
     gs = [g for w in summary.workloads for g in w.groups]
-    return (sum(1 for g in gs if g.disturbed), len(gs),
-            sum(g.disturbed_reps for g in gs), sum(g.judged_reps for g in gs))
+    return (sum(1 for g in gs if g.disturbed), len(gs), sum(g.disturbed_reps for g in gs),
+            sum(g.judged_reps for g in gs), sum(len(g.rows) for g in gs))
 
 
 # --- HTML -------------------------------------------------------------------------
@@ -193,11 +193,11 @@ def gpu_sentence(summary):
 
 
 def disturbed_sentence(summary):
-    n, total, reps, all_reps = disturbed_counts(summary)
+    n, total, reps, judged, _ = disturbed_counts(summary)
     if not n:
         return ""
     text = (f'<p class="warn" id="disturbed-count"><b>{tables.DISTURBED_BADGE}: {n} of {total} '
-            f"configuration(s)</b> ({reps} of {all_reps} repetitions judged) ran while other processes "
+            f"configuration(s)</b> ({reps} of {judged} repetitions judged) ran while other processes "
             "or the hypervisor took more than 5% of the CPU time: their timings are not "
             "trustworthy (marked below; re-run on a quiet machine).")
     picked = [(l.workload, g) for l in lines(summary) for g in l.picks if g.disturbed]

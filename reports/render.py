@@ -57,7 +57,7 @@ def main(argv=None):
         if mixed:
             print(f"render.py: warning: {printable(mixed)}: shown as separate runs in the report "
                   "(one folder should hold one run)", file=sys.stderr)
-    disturbed, total, _, _ = headline.disturbed_counts(summary)
+    disturbed, total, _, _, _ = headline.disturbed_counts(summary)
     if disturbed:
         print(f"render.py: warning: {disturbed} of {total} configuration(s) ran on a disturbed "
               "machine (other processes or the hypervisor took more than 5% of the CPU time; "

@@ -70,6 +70,7 @@ def config(g, multi_host=False):
         "loss_rel_err": _num(g.loss_rel_err), "loss_check": g.loss_state,
         "loss_tolerance": g.loss_rtol,
         "disturbed": g.disturbed, "disturbed_repetitions": g.disturbed_reps,
+        "judged_repetitions": g.judged_reps,
         "others_cpu_share_max": _num(g.others_share_max),
         "steal_share_max": _num(g.steal_share_max),
     }
@@ -156,9 +157,9 @@ def _failed(summary):
 
 @section("disturbed")
 def _disturbed(summary):
-    n, total, reps, all_reps = headline.disturbed_counts(summary)
+    n, total, reps, judged, all_reps = headline.disturbed_counts(summary)
     return {"configurations": n, "of_configurations": total,
-            "repetitions": reps, "of_repetitions": all_reps,
+            "repetitions": reps, "of_repetitions": all_reps, "judged_repetitions": judged,
             "labels": [f"{w.name}: {g.label(summary.multi_host)}"
                        for w in summary.workloads for g in w.groups if g.disturbed]}
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "harness/disturbance.h"
@@ -42,6 +44,20 @@ TEST(Disturbance, AShortRepetitionIsJudgedSinceTheFirstOrNotAtAll) {
   EXPECT_EQ(tb::judged_window(0.1, 0.5), JudgedWindow::kSinceFirst);
   EXPECT_EQ(tb::judged_window(0.004, 0.49), JudgedWindow::kNone);
   EXPECT_EQ(tb::judged_window(0, 0), JudgedWindow::kNone);
+}
+
+// Ranks are grouped by the kernel whose /proc/stat they read: its boot_id where Linux has
+// one, else the hostname; the same answer every time in one process.
+TEST(Disturbance, TheKernelKeyIsTheBootIdElseTheHostname) {
+  const std::string key = tb::kernel_key();
+  EXPECT_EQ(key, tb::kernel_key());
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (std::getline(in, id) && !id.empty()) {
+    EXPECT_EQ(key, "boot_id " + id);
+  } else {
+    EXPECT_EQ(key.rfind("host ", 0), 0u) << key;
+  }
 }
 
 // A process spinning on one CPU beside us is seen: at least a quarter of the host's time

@@ -85,9 +85,11 @@ def test_disturbed_flags(tmp_path):
     assert omp8["disturbed"] is True and omp8["disturbed_repetitions"] == 5
     assert omp8["others_cpu_share_max"] == pytest.approx(0.2)
     assert omp8["steal_share_max"] == pytest.approx(0.07)
-    # The other configurations' rows have empty disturbance cells (not judged): not counted.
+    # The other configurations' rows have empty disturbance cells: not judged.
+    assert omp8["judged_repetitions"] == 5
+    assert _config(doc, LIN, "cpu-omp (4 thr)")["judged_repetitions"] == 0
     assert doc["disturbed"] == {"configurations": 1, "of_configurations": 7,
-                                "repetitions": 5, "of_repetitions": 5,
+                                "repetitions": 5, "of_repetitions": 35, "judged_repetitions": 5,
                                 "labels": [f"{LIN}: cpu-omp (8 thr)"]}
 
 
