@@ -143,3 +143,18 @@ def test_run_steps_are_valid_bash(name):
             script = re.sub(r"\$\{\{[^}]*\}\}", "X", step["run"])
             r = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
             assert r.returncode == 0, f"{name}: {job_id}: {step.get('name', step['run'][:40])}: {r.stderr}"
+
+
+def test_the_mpich_stage_builds_every_program_an_mpi_test_launches():
+    # .ci/run builds only the targets its MPICH tests need: a test whose program it does not
+    # build fails there alone ("execvp error"), after the main build passed.
+    with open(os.path.join(REPO, "tests", "CMakeLists.txt")) as f:
+        cmake = f.read()
+    launched = set(re.findall(r"\$\{MPIEXEC_EXECUTABLE\}[^)]*?\$<TARGET_FILE:(\w+)>", cmake, re.S))
+    assert {"tb_test_mpi_grad_reducer", "tb_test_mpi_job_sum"} <= launched, launched
+    with open(os.path.join(REPO, ".ci", "run")) as f:
+        ci = f.read()
+    built = set()
+    for m in re.finditer(r"\btargets\+?=\(([^)]*)\)", ci):
+        built |= set(m.group(1).split())
+    assert launched <= built, f"launched under mpiexec but not built by .ci/run: {sorted(launched - built)}"
