@@ -138,6 +138,12 @@ def gpu_count(python):
         return 0
 
 
+def omp_threads(t):
+    """OMP_NUM_THREADS for a --threads value: a count, as pytorch_train.py reads 'all' (the
+    CPUs this process may run on); libgomp and torch reject the word itself."""
+    return str(len(os.sched_getaffinity(0))) if t == "all" else t
+
+
 def peer_runs(args, backends, lists, only):
     """The pytorch_train.py command lines for one suite entry."""
     script = os.path.join(HERE, "pytorch_train.py")
@@ -213,7 +219,7 @@ def main(argv):
                     cmd[cmd.index("--rdzv_endpoint") + 1] = f"127.0.0.1:{free_port()}"
                 if "--no_python" in cmd:  # torchrun would set OMP_NUM_THREADS=1 and warn
                     t = cmd[cmd.index("--threads") + 1] if "--threads" in cmd else "1"
-                    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", t))
+                    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", omp_threads(t)))
                 r = subprocess.run(cmd, env=env)
                 if r.returncode != 0:
                     rc = max(rc, 1 if r.returncode == 1 else 2)

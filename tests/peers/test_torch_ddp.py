@@ -190,3 +190,9 @@ def test_two_torch_ddp_peer_runs_at_once(tmp_path, trainbench, torch, gloo):
         assert p.returncode == 0, f"{name} run exited {p.returncode}:\n{outs[name][-3000:]}"
         ddp = [r for r in rows(tmp_path / name / "results.csv") if r["backend"] == "torch-ddp"]
         assert [(r["status"], r["world_size"], r["workload"]) for r in ddp] == [("ok", "2", name)], outs[name]
+
+
+def test_omp_num_threads_is_a_count_for_all():
+    # OMP_NUM_THREADS=all made libgomp and torch warn on every torch-ddp rank of the quick suite.
+    assert run_peers.omp_threads("all") == str(len(os.sched_getaffinity(0)))
+    assert run_peers.omp_threads("3") == "3"
