@@ -446,12 +446,13 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   print_summary(all, log);
   // Timings taken while something else used the CPUs are flagged, not hidden. Of the rows
   // that were judged: one too short to judge (empty cells) is counted apart.
-  size_t judged = 0, disturbed = 0, unjudged = 0;
+  size_t timed = 0, judged = 0, disturbed = 0;
   for (const ResultRow& r : all) {
+    timed += r.has_metrics;
     judged += r.has_metrics && r.others_cpu_share >= 0;
-    unjudged += r.has_metrics && r.others_cpu_share < 0;
     disturbed += r.has_metrics && r.disturbed();
   }
+  const size_t unjudged = timed - judged;
   if (disturbed > 0) {
     const std::string warn = "warning: " + std::to_string(disturbed) + " of " + std::to_string(judged) +
                              " timed rows judged were disturbed (other processes or the hypervisor took more than "

@@ -151,6 +151,7 @@ def test_the_mpich_stage_builds_every_program_an_mpi_test_launches():
     with open(os.path.join(REPO, "tests", "CMakeLists.txt")) as f:
         cmake = f.read()
     launched = set(re.findall(r"\$\{MPIEXEC_EXECUTABLE\}[^)]*?\$<TARGET_FILE:(\w+)>", cmake, re.S))
+    launched |= set(re.findall(r"^\s*tb_mpi_check\((\w+)", cmake, re.M))  # its function's calls
     assert {"tb_test_mpi_grad_reducer", "tb_test_mpi_job_sum"} <= launched, launched
     with open(os.path.join(REPO, ".ci", "run")) as f:
         ci = f.read()

@@ -14,11 +14,9 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
-#include "harness/csv_writer.h"
-#include "harness/result_row.h"
+#include "tests/csv_rows.h"
 #include "tests/shell.h"
 
 namespace tb {
@@ -30,22 +28,6 @@ namespace fs = std::filesystem;
 constexpr double kFaultBound = 20;
 
 using tb::test::tmp;  // tests/shell.h
-
-// results.csv rows as column -> cell maps.
-std::vector<std::map<std::string, std::string>> rows(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::vector<std::map<std::string, std::string>> out;
-  if (!std::getline(in, line)) return out;
-  const std::vector<std::string> head = csv_fields(line);
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = csv_fields(line);
-    std::map<std::string, std::string> r;
-    for (size_t i = 0; i < head.size() && i < f.size(); ++i) r[head[i]] = f[i];
-    out.push_back(r);
-  }
-  return out;
-}
 
 // /dev/shm's entries, less the shared-memory segments of MPI jobs other tests may be
 // running at the same time (Open MPI's vader/sm, MPICH's): they come and go on their own.
@@ -91,7 +73,7 @@ TEST(CpuHogwildExe, RowsSayWhatRan) {
   ASSERT_EQ(r.code, 0) << r.out;
   r = test::trainbench(std::string("run --backend cpu-omp") + kSmall + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto rs = rows(out);
+  const auto rs = test::csv_rows(out);
   ASSERT_EQ(rs.size(), 4u);
   for (int i = 0; i < 2; ++i) {
     const auto& h = rs[i];
@@ -121,7 +103,7 @@ TEST(CpuHogwildExe, OneWorkerSavesCpuOmpsParameters) {
   const std::string pa((std::istreambuf_iterator<char>(fa)), {}), pb((std::istreambuf_iterator<char>(fb)), {});
   ASSERT_GT(pa.size(), 16u);
   EXPECT_TRUE(pa == pb) << "one worker must end with cpu-omp's parameters, bit for bit";
-  const auto rs = rows(out);
+  const auto rs = test::csv_rows(out);
   ASSERT_EQ(rs.size(), 4u);
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(rs[2 + i].at("param_checksum"), rs[i].at("param_checksum"));
@@ -133,7 +115,7 @@ TEST(CpuHogwildExe, WorkersIsAKnobAndASuiteList) {
   const std::string out = tmp("hog-knob.csv");
   test::ShellResult r = test::trainbench(std::string("run --backend cpu-omp --workers 2") + kSmall + " --out " + out);
   EXPECT_EQ(r.code, 0) << r.out;
-  auto rs = rows(out);
+  auto rs = test::csv_rows(out);
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].at("status"), "skipped: --workers does not apply to cpu-omp (it applies to: cpu-hogwild)");
   EXPECT_EQ(rs[0].at("workers"), "2");  // what was asked
@@ -148,7 +130,7 @@ TEST(CpuHogwildExe, WorkersIsAKnobAndASuiteList) {
   std::ofstream(suite) << "w:" << kSmall << " --backends cpu-omp,cpu-hogwild --workers 1,2\n";
   r = test::trainbench("suite " + suite + " --out " + dir);
   EXPECT_EQ(r.code, 0) << r.out;
-  rs = rows(dir + "/results.csv");
+  rs = test::csv_rows(dir + "/results.csv");
   std::vector<std::string> seen;
   for (const auto& row : rs) {
     seen.push_back(row.at("backend") + " x" + row.at("world_size") + " " + row.at("status").substr(0, 8));
@@ -177,7 +159,7 @@ TEST_P(WorkerFault, EndsTheRunWithAFailedRowAndLeavesNothing) {
   const double after = test::seconds_after_fault(r);
   EXPECT_GE(after, 0) << "the fault was not announced\n" << r.out;
   EXPECT_LT(after, kFaultBound + (kind == "hang" ? 5 : 0)) << r.out;
-  const auto rs = rows(out);
+  const auto rs = test::csv_rows(out);
   ASSERT_EQ(rs.size(), 1u) << "one row, the failure; no row of an unfinished repetition";
   const std::string& status = rs[0].at("status");
   EXPECT_EQ(status.rfind("failed: ", 0), 0u) << status;

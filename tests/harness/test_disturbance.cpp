@@ -85,10 +85,9 @@ TEST(Disturbance, ASpinningNeighbourIsSeen) {
 }  // namespace
 
 #include <fstream>
-#include <sstream>
 
-#include "harness/csv_writer.h"
-#include "harness/result_row.h"
+#include "harness/result_schema.h"
+#include "tests/csv_rows.h"
 #include "tests/shell.h"
 
 namespace {
@@ -119,27 +118,16 @@ TEST(Disturbance, ARowTakenBesideASpinnerIsMarkedAndTheSuiteWarns) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("2 of 2 timed rows judged were disturbed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 more not judged"), std::string::npos) << r.out;
-  std::ifstream in(dir + "/results.csv");
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = tb::csv_fields(line);
-  const auto col = [&](const char* name) {
-    for (size_t i = 0; i < header.size(); ++i) {
-      if (header[i] == name) return i;
-    }
-    return header.size();
-  };
   int rows = 0;
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = tb::csv_fields(line);
-    ASSERT_EQ(f.size(), header.size());
-    if (f[col("workload")] == "s") {
-      EXPECT_EQ(f[col("disturbed")], "") << line;
+  for (const auto& row : tb::test::csv_rows(dir + "/results.csv")) {
+    ASSERT_EQ(row.size(), tb::result_columns().size()) << "a row not written whole";
+    if (row.at("workload") == "s") {
+      EXPECT_EQ(row.at("disturbed"), "");
       continue;
     }
-    ASSERT_GE(std::stod(f[col("train_time_s")]), tb::kMinJudgedS) << "too short to judge: " << line;
-    EXPECT_EQ(f[col("disturbed")], "true") << line;
-    EXPECT_GT(std::stod(f[col("others_cpu_share")]), 0.05) << line;
+    ASSERT_GE(std::stod(row.at("train_time_s")), tb::kMinJudgedS) << "too short to judge";
+    EXPECT_EQ(row.at("disturbed"), "true");
+    EXPECT_GT(std::stod(row.at("others_cpu_share")), 0.05);
     ++rows;
   }
   EXPECT_EQ(rows, 2);
@@ -158,24 +146,13 @@ TEST(Disturbance, RepetitionsTooShortToJudgeLeaveTheCellsEmpty) {
   const tb::test::ShellResult r = tb::test::trainbench("suite " + suite + " --out " + dir);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("were disturbed"), std::string::npos) << r.out;
-  std::ifstream in(dir + "/results.csv");
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = tb::csv_fields(line);
-  const auto col = [&](const char* name) {
-    for (size_t i = 0; i < header.size(); ++i) {
-      if (header[i] == name) return i;
-    }
-    return header.size();
-  };
   int rows = 0;
-  while (std::getline(in, line)) {
-    const std::vector<std::string> f = tb::csv_fields(line);
-    ASSERT_EQ(f.size(), header.size());
-    ASSERT_LT(std::stod(f[col("train_time_s")]), 0.1) << "not a short run: " << line;
-    EXPECT_EQ(f[col("others_cpu_share")], "") << line;
-    EXPECT_EQ(f[col("steal_share")], "") << line;
-    EXPECT_EQ(f[col("disturbed")], "") << line;
+  for (const auto& row : tb::test::csv_rows(dir + "/results.csv")) {
+    ASSERT_EQ(row.size(), tb::result_columns().size()) << "a row not written whole";
+    ASSERT_LT(std::stod(row.at("train_time_s")), 0.1) << "not a short run";
+    EXPECT_EQ(row.at("others_cpu_share"), "");
+    EXPECT_EQ(row.at("steal_share"), "");
+    EXPECT_EQ(row.at("disturbed"), "");
     ++rows;
   }
   EXPECT_EQ(rows, 6);
