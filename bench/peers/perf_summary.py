@@ -35,6 +35,11 @@ with PyTorch's minutes later; paired.json (bench/peers/paired_ratio.py) holds ro
 one repetition each, back to back, and its table gives the median of the per-round
 ratios against the same targets, over the rounds no neighbour or hypervisor disturbed
 (paired_ratio.py repeats those; the rounds cell says how many counted of how many ran).
+A paired verdict is decided when the 90% confidence interval of the median per-round
+ratio (distribution-free: the k-th smallest and k-th largest of the n rounds, k the
+largest with 1 - 2 P(Binomial(n, 1/2) < k) >= 0.90; 5 rounds at least) lies wholly on
+one side of the target; where it holds the target, this machine's round-to-round noise
+could put the verdict either way, and the tables and the verdict say so.
 
 Usage: perf_summary.py RESULTS_DIR   (reads results.csv, sgemm*.json -- the fastest
 counts --, cpu_usage.txt and loadavg.txt if present; prints a Markdown table and
@@ -62,6 +67,7 @@ SGEMM_SHARE = 1.0
 THIN_MARGIN = 0.05       # a target met by less than this is marked thin
 RAISE_WARN = 0.15        # an FMA ceiling this far below a measured GEMM rate is called wrong
 OTHERS_MAX = 0.05  # other processes' share of the CPUs above which a run is flagged
+COVERAGE = 0.90    # confidence of the interval that decides a paired verdict
 
 
 def decimals(value, thresholds, scale, digits):
@@ -105,6 +111,44 @@ def share_target(share):
     return (f"(target ≥ {SGEMM_SHARE:.0%}; margin {margin_text(margin)}: "
             f"{'met' if share >= SGEMM_SHARE else 'NOT met'}"
             f"{' (thin)' if met == 'yes (thin)' else ''})")
+
+
+def median_interval(values, coverage=COVERAGE):
+    """(lo, hi, confidence): the narrowest interval of order statistics [x_(k), x_(n+1-k)]
+    of `values` that holds the median of the distribution they were drawn from with
+    probability 1 - 2 P(Binomial(n, 1/2) <= k - 1) >= coverage (any continuous
+    distribution, independent draws); None when even [min, max] falls short (n < 5 at 90%)."""
+    v, n, best = sorted(values), len(values), None
+    for k in range(1, n // 2 + 1):
+        confidence = 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+        if confidence < coverage:
+            break
+        best = (v[k - 1], v[n - k], confidence)
+    return best
+
+
+def rounds_for(coverage=COVERAGE):
+    """The fewest rounds whose [min, max] reaches `coverage`."""
+    return next(n for n in range(1, 64) if 1 - 2 / 2 ** n >= coverage)
+
+
+def decided(ratios, need):
+    """(True when the paired rounds decide the verdict at COVERAGE, the words saying why:
+    the interval, and that it holds the target or that the rounds are too few for one)."""
+    iv = median_interval(ratios)
+    if iv is None:
+        return False, (f"{len(ratios)} round{'s' if len(ratios) != 1 else ''} too few for a {COVERAGE:.0%} "
+                       f"interval ({rounds_for()} needed)")
+    lo, hi, confidence = iv
+    span = (f"[{lo:.{decimals(lo, (need,), 1, 2)}f}–{hi:.{decimals(hi, (need,), 1, 2)}f}] "
+            f"({confidence:.1%} confidence)")
+    return (True, span) if lo >= need or hi < need else (False, f"{span} holds the target")
+
+
+def decided_cell(ratios, need):
+    """The paired table's last cell: 'yes: [lo–hi] (c% confidence)' or 'no: why'."""
+    sure, why = decided(ratios, need)
+    return f"{'yes' if sure else 'no'}: {why}"
 
 
 def step_flops_per_sample(layers):
@@ -396,12 +440,14 @@ def paired_table(doc):
     out = ["\nPaired rounds (paired.json; each round one cpu-omp and one torch-cpu repetition back to back, "
            "order flipped every round; ratio per round). Where a target is in both tables, quote this one: the "
            "table above divides medians of blocks run minutes apart." + disturbance_rule(doc) + "\n",
+           f"A verdict is decided where the {COVERAGE:.0%} confidence interval of the median lies wholly on one "
+           "side of the target.\n",
            "| target | workload | threads | rounds | cpu-omp ÷ torch-cpu per round, median [min–max] | target | "
-           "margin | met |",
-           "|---|---|---|---|---|---|---|---|"]
+           f"margin | met | decided ({COVERAGE:.0%} interval of the median) |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for pair in pairs:
         if pair is None:
-            out.append("| – | unreadable entry in paired.json | | | | | | – |")
+            out.append("| – | unreadable entry in paired.json | | | | | | – | – |")
             continue
         workload, threads, ratios, med, failures, rounds, _ = pair
         target = next(((label, need) for prefix, label, need in TARGETS if workload.startswith(prefix)), None)
@@ -409,15 +455,15 @@ def paired_table(doc):
         failed = f" ({len(failures)} failed: {failures[0]})" if failures else ""
         if med is None:
             out.append(f"| {label} | {workload} | {threads} | 0 | no round ran both{failed} | "
-                       f"{'–' if need is None else f'≥ {need:g}×'} | | – |")
+                       f"{'–' if need is None else f'≥ {need:g}×'} | | – | – |")
             continue
         cell = f"{ratio_text(med, need) if need else f'{med:.2f}×'} [{min(ratios):.2f}–{max(ratios):.2f}]{failed}"
         if need is None:
-            out.append(f"| {label} | {workload} | {threads} | {rounds} | {cell} | – | | – |")
+            out.append(f"| {label} | {workload} | {threads} | {rounds} | {cell} | – | | – | – |")
             continue
         met, margin = verdict(med, need)
         out.append(f"| {label} | {workload} | {threads} | {rounds} | {cell} | ≥ {need:g}× | "
-                   f"{margin_text(margin)} | {met} |")
+                   f"{margin_text(margin)} | {met} | {decided_cell(ratios, need)} |")
     return out
 
 
@@ -441,8 +487,8 @@ def paired_scaling(doc):
 
 def paired_medians(doc):
     """{(workload, threads): (median per-round ratio, whether it counted disturbed
-    rounds)} of paired.json's readable pairs."""
-    return {(p.workload, p.threads): (p.median, p.disturbed) for p in read_pairs(doc) or []
+    rounds, the per-round ratios)} of paired.json's readable pairs."""
+    return {(p.workload, p.threads): (p.median, p.disturbed, p.ratios) for p in read_pairs(doc) or []
             if p is not None and p.median is not None}
 
 
@@ -450,15 +496,21 @@ def verdict_lines(checked, paired):
     """One paragraph: how many ratio targets are met, each taking the paired rounds'
     median where the folder has one (drift cancelled) and the ratio of medians
     otherwise; then the ones not met. checked: [(label, workload, threads, ratio, need)]."""
-    met, missed, noisy = 0, [], 0
+    met, missed, noisy, undecided, by_rounds = 0, [], 0, [], 0
     for label, w, t, ratio, need in checked:
-        r, disturbed = paired.get((w, t), (ratio, False))
+        r, disturbed, ratios = paired.get((w, t), (ratio, False, None))
         noisy += disturbed
         src = ("paired, disturbed rounds counted" if disturbed else "paired") if (w, t) in paired else "medians"
+        name = f"{w} at {t} thread{'s' if t != 1 else ''}"
         if verdict(r, need)[0] == "**no**":
-            missed.append(f"{w} at {t} thread{'s' if t != 1 else ''} ({ratio_text(r, need)}, {src})")
+            missed.append(f"{name} ({ratio_text(r, need)}, {src})")
         else:
             met += 1
+        if ratios is not None:
+            by_rounds += 1
+            sure, why = decided(ratios, need)
+            if not sure:
+                undecided.append(f"{name} ({'met' if r >= need else 'not met'}; {why})")
     if not checked:
         return []
     text = (f"\nVerdict: {met} of {len(checked)} ratio targets met (the paired rounds' median where they ran, "
@@ -468,6 +520,12 @@ def verdict_lines(checked, paired):
     if noisy:
         text += (f" {noisy} of these verdicts come from paired rounds that were all counted, disturbed ones "
                  "included (too few ran undisturbed): they say as much about the machine as about the code.")
+    if by_rounds:
+        text += (f" Of the {by_rounds} verdicts from paired rounds, {by_rounds - len(undecided)} "
+                 f"{'is' if by_rounds - len(undecided) == 1 else 'are'} decided at {COVERAGE:.0%} confidence")
+        text += ("." if not undecided else
+                 "; undecided, as this machine's round-to-round noise could put them either side of the target: "
+                 + "; ".join(undecided) + ".")
     return [text]
 
 
@@ -574,6 +632,9 @@ def main(argv):
         paired_text = "" if rounds is None else (
             f"; {ratio_text(judged, SMALL_MLP_SCALING)} [{min(rounds):.2f}–{max(rounds):.2f}] in {counted} "
             "(1 and 2 threads in each round, the ratio per round)")
+        if rounds is not None:
+            sure, why = decided(rounds, SMALL_MLP_SCALING)
+            by += f"; {'decided' if sure else 'undecided'} at {COVERAGE:.0%} confidence: {why}"
         lines.append(f"\nSmall MLP scaling ({w}): cpu-omp 2 threads ÷ 1 thread = {fmt(two)} ÷ {fmt(one)} = "
                      f"{ratio_text(two / one, SMALL_MLP_SCALING)} by the suite's medians{paired_text} "
                      f"(target ≥ {SMALL_MLP_SCALING:g}× on a 2-core machine; margin {margin_text(margin)}: "

@@ -1,8 +1,9 @@
 """bench/peers/perf_summary.py (what `make perf` prints): issue #18's targets from a
 results folder, each with its ratio, margin and verdict — met, thin (met by < 5%) or
-not met — the small MLP's 2-thread scaling, the large MLP's share of the sgemm rate,
-env.json's GEMM record, and each target's bound from env.json's ceilings. Synthetic
-rows with known ratios, so every verdict is asserted."""
+not met, and whether the paired rounds' 90% interval decides it — the small MLP's
+2-thread scaling, the large MLP's share of the sgemm rate, env.json's GEMM record, and
+each target's bound from env.json's ceilings. Synthetic rows with known ratios, so
+every verdict is asserted."""
 
 import csv
 import json
@@ -131,7 +132,8 @@ def test_small_mlp_scaling_is_judged_by_its_paired_rounds_where_they_ran(tmp_pat
     text = summarize(tmp_path)
     assert ("= 214 ÷ 130 = 1.65× by the suite's medians; 1.80× [1.74–1.92] in 3 paired rounds (1 and 2 threads "
             "in each round, the ratio per round) (target ≥ 1.7× on a 2-core machine; margin +6%: yes, judged by "
-            "the paired rounds).") in text
+            "the paired rounds; undecided at 90% confidence: 3 rounds too few for a 90% interval (5 needed)).") \
+        in text
     doc["scaling"][0]["ratios"] = [1.5, 1.6, 0.0]  # an unreadable entry: the suite's medians decide
     (tmp_path / "paired.json").write_text(json.dumps(doc))
     assert "margin -3%: no)." in summarize(tmp_path)
@@ -180,7 +182,8 @@ def test_rounds_left_out_as_disturbed_are_counted_in_the_tables(tmp_path):
     assert ("| mlp-784x256x256x10-60k | 2 | 10 (every round that ran: too few undisturbed) | 1.10× [1.10–1.30] |"
             in text)
     assert ("1.72× [1.70–1.75] in 3 of 5 paired rounds (1 and 2 threads in each round, the ratio per round) "
-            "(target ≥ 1.7× on a 2-core machine; margin +1%: yes (thin), judged by the paired rounds).") in text
+            "(target ≥ 1.7× on a 2-core machine; margin +1%: yes (thin), judged by the paired rounds; undecided at "
+            "90% confidence: 3 rounds too few for a 90% interval (5 needed)).") in text
     # The 2-thread miss names its disturbed rounds, and the verdict counts them.
     assert "mlp-784x256x256x10-60k at 2 threads (1.10×, paired, disturbed rounds counted)" in text
     assert "1 of these verdicts come from paired rounds that were all counted, disturbed ones included" in text
@@ -189,7 +192,8 @@ def test_rounds_left_out_as_disturbed_are_counted_in_the_tables(tmp_path):
     text = summarize(tmp_path)
     assert ("1.70× [1.40–1.75] in 5 paired rounds (every round that ran: too few were undisturbed) (1 and 2 "
             "threads in each round, the ratio per round) (target ≥ 1.7× on a 2-core machine; margin +0%: yes "
-            "(thin), judged by the paired rounds, disturbed ones counted: not a verdict on the code).") in text
+            "(thin), judged by the paired rounds, disturbed ones counted: not a verdict on the code; undecided at "
+            "90% confidence: [1.40–1.75] (93.8% confidence) holds the target).") in text
     # A paired.json from before the rule (no rounds_run, no max_disturbance): counts alone.
     for p in doc["pairs"] + doc["scaling"]:
         del p["rounds_run"], p["rounds_used"], p["disturbed"]
@@ -377,3 +381,63 @@ def test_the_verdict_counts_targets_from_paired_rounds_where_they_ran(tmp_path):
     assert ("Verdict: 2 of 4 ratio targets met (the paired rounds' median where they ran, else the ratio of "
             "medians). Not met: linear-1024x64-60k at 2 threads (1.90×, paired); linear-1024x256-60k at 1 "
             "thread (1.20×, medians).") in text
+
+
+def load_module():
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import perf_summary  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    return perf_summary
+
+
+def test_median_interval_is_the_narrowest_order_statistic_interval_with_90_percent_coverage():
+    ps = load_module()
+    assert ps.median_interval([5, 1, 4, 2, 3]) == (1, 5, 1 - 2 / 32)  # n 5: only [min, max] reaches 90%
+    assert ps.median_interval([1, 2, 3, 4]) is None  # [min, max] of 4 holds the median 87.5% of the time
+    assert ps.median_interval([]) is None and ps.rounds_for() == 5
+    lo, hi, c = ps.median_interval(list(range(10, 0, -1)))
+    assert (lo, hi) == (2, 9) and c == 1 - 2 * 11 / 1024
+    # Against a count over every way n draws fall either side of the median (each way 1 / 2^n):
+    # [x_(k), x_(n+1-k)] misses it when fewer than k draws lie below it or fewer than k above.
+    for n in range(5, 13):
+        def coverage(k):
+            miss = sum(1 for m in range(2 ** n) if min(bin(m).count("1"), n - bin(m).count("1")) < k)
+            return 1 - miss / 2 ** n
+        k = max(k for k in range(1, n // 2 + 1) if coverage(k) >= 0.9)
+        lo, hi, c = ps.median_interval(list(range(1, n + 1)))
+        assert (lo, hi) == (k, n + 1 - k) and abs(c - coverage(k)) < 1e-12, n
+
+
+def test_a_paired_verdict_is_decided_only_where_its_interval_lies_on_one_side_of_the_target(tmp_path):
+    big, lin = "mlp-1024x4096x4096x4096x1000-8k", "linear-1024x64-60k"
+    rows = [row(big, "cpu-omp", 2, 110, "1024,4096,4096,4096,1000"),
+            row(big, "torch-cpu", 2, 100, "1024,4096,4096,4096,1000"),
+            row(lin, "cpu-omp", 1, 210, "1024,64"), row(lin, "torch-cpu", 1, 100, "1024,64"),
+            row(lin, "cpu-omp", 2, 250, "1024,64"), row(lin, "torch-cpu", 2, 100, "1024,64")]
+    write_folder(tmp_path, rows)
+    doc = {"rounds": 5, "pairs": [
+        # median 1.04 (not met), but one round of five above the target: the interval holds it
+        {"workload": big, "threads": 2, "ratios": [1.02, 1.04, 1.13, 1.03, 1.045], "median_ratio": 1.04},
+        # every round above 2: met, and decided
+        {"workload": lin, "threads": 1, "ratios": [2.1, 2.05, 2.3, 2.01, 2.2], "median_ratio": 2.1},
+        # four rounds: no 90% interval at all
+        {"workload": lin, "threads": 2, "ratios": [2.5, 2.4, 2.6, 2.45], "median_ratio": 2.475}]}
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert "| 2 | 5 | 1.04× [1.02–1.13] | ≥ 1.05× | -1% | **no** | no: [1.02–1.13] (93.8% confidence) holds " \
+           "the target |" in text
+    assert "| 1 | 5 | 2.10× [2.01–2.30] | ≥ 2× | +5% | yes | yes: [2.01–2.30] (93.8% confidence) |" in text
+    assert "| 2 | 4 | 2.48× [2.40–2.60] | ≥ 2× | +24% | yes | no: 4 rounds too few for a 90% interval (5 " \
+           "needed) |" in text
+    assert ("Of the 3 verdicts from paired rounds, 1 is decided at 90% confidence; undecided, as this machine's "
+            "round-to-round noise could put them either side of the target: linear-1024x64-60k at 2 threads (met; "
+            "4 rounds too few for a 90% interval (5 needed)); mlp-1024x4096x4096x4096x1000-8k at 2 threads (not "
+            "met; [1.02–1.13] (93.8% confidence) holds the target).") in text
+    # All five rounds below: not met, and decided.
+    doc["pairs"][0]["ratios"] = [1.02, 1.04, 1.049, 1.03, 1.01]
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert "| **no** | no: [1.01–1.049] (93.8% confidence) holds" not in text
+    assert "| **no** | yes: [1.01–1.049] (93.8% confidence) |" in text
