@@ -36,10 +36,11 @@ one repetition each, back to back, and its table gives the median of the per-rou
 ratios against the same targets, over the rounds no neighbour or hypervisor disturbed
 (paired_ratio.py repeats those; the rounds cell says how many counted of how many ran).
 A paired verdict is decided when the 90% confidence interval of the median per-round
-ratio (distribution-free: the k-th smallest and k-th largest of the n rounds, k the
-largest with 1 - 2 P(Binomial(n, 1/2) < k) >= 0.90; 5 rounds at least) lies wholly on
-one side of the target; where it holds the target, this machine's round-to-round noise
-could put the verdict either way, and the tables and the verdict say so.
+ratio (distribution-free, for independent rounds with one median: the k-th smallest and
+k-th largest of the n rounds, k the largest with 1 - 2 P(Binomial(n, 1/2) < k) >= 0.90;
+5 rounds at least) lies wholly on one side of the target; where it holds the target,
+the rounds' spread on this machine could put the verdict either way, and the tables
+and the verdict say so.
 
 Usage: perf_summary.py RESULTS_DIR   (reads results.csv, sgemm*.json -- the fastest
 counts --, cpu_usage.txt and loadavg.txt if present; prints a Markdown table and
@@ -113,11 +114,20 @@ def share_target(share):
             f"{' (thin)' if met == 'yes (thin)' else ''})")
 
 
+def span_text(values, need):
+    """'[lo–hi]' with the decimals that keep each end on its side of `need` (None: 2)."""
+    lo, hi = min(values), max(values)
+    if need is None:
+        return f"[{lo:.2f}–{hi:.2f}]"
+    return f"[{lo:.{decimals(lo, (need,), 1, 2)}f}–{hi:.{decimals(hi, (need,), 1, 2)}f}]"
+
+
 def median_interval(values, coverage=COVERAGE):
-    """(lo, hi, confidence): the narrowest interval of order statistics [x_(k), x_(n+1-k)]
-    of `values` that holds the median of the distribution they were drawn from with
-    probability 1 - 2 P(Binomial(n, 1/2) <= k - 1) >= coverage (any continuous
-    distribution, independent draws); None when even [min, max] falls short (n < 5 at 90%)."""
+    """(lo, hi, confidence): the narrowest symmetric interval of order statistics
+    [x_(k), x_(n+1-k)] of `values` that holds the median their rounds share with
+    probability 1 - 2 P(Binomial(n, 1/2) <= k - 1) >= coverage (independent rounds from
+    continuous distributions with one median); None when even [min, max] falls short
+    (n < 5 at 90%). A verdict it decides is one-sided at (1 + confidence) / 2 or more."""
     v, n, best = sorted(values), len(values), None
     for k in range(1, n // 2 + 1):
         confidence = 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
@@ -140,8 +150,7 @@ def decided(ratios, need):
         return False, (f"{len(ratios)} round{'s' if len(ratios) != 1 else ''} too few for a {COVERAGE:.0%} "
                        f"interval ({rounds_for()} needed)")
     lo, hi, confidence = iv
-    span = (f"[{lo:.{decimals(lo, (need,), 1, 2)}f}–{hi:.{decimals(hi, (need,), 1, 2)}f}] "
-            f"({confidence:.1%} confidence)")
+    span = f"{span_text([lo, hi], need)} ({confidence:.1%} confidence)"
     return (True, span) if lo >= need or hi < need else (False, f"{span} holds the target")
 
 
@@ -411,6 +420,8 @@ def read_pairs(doc):
             med = None if p.get("median_ratio") is None else float(p["median_ratio"])
             if med is not None and not ratios:
                 raise ValueError("a median without rounds")
+            if not all(math.isfinite(r) and r > 0 for r in ratios + ([] if med is None else [med])):
+                raise ValueError("a ratio that is not a positive number")
             out.append(Pair(str(p["workload"]), int(p["threads"]), ratios, med,
                             [str(f) for f in p.get("failures") or []], rounds_text(ratios, p),
                             p.get("disturbed") is True))
@@ -457,7 +468,7 @@ def paired_table(doc):
             out.append(f"| {label} | {workload} | {threads} | 0 | no round ran both{failed} | "
                        f"{'–' if need is None else f'≥ {need:g}×'} | | – | – |")
             continue
-        cell = f"{ratio_text(med, need) if need else f'{med:.2f}×'} [{min(ratios):.2f}–{max(ratios):.2f}]{failed}"
+        cell = f"{ratio_text(med, need) if need else f'{med:.2f}×'} {span_text(ratios, need)}{failed}"
         if need is None:
             out.append(f"| {label} | {workload} | {threads} | {rounds} | {cell} | – | | – | – |")
             continue
@@ -496,7 +507,7 @@ def verdict_lines(checked, paired):
     """One paragraph: how many ratio targets are met, each taking the paired rounds'
     median where the folder has one (drift cancelled) and the ratio of medians
     otherwise; then the ones not met. checked: [(label, workload, threads, ratio, need)]."""
-    met, missed, noisy, undecided, by_rounds = 0, [], 0, [], 0
+    met, missed, noisy, straddle, few, by_rounds = 0, [], 0, [], [], 0
     for label, w, t, ratio, need in checked:
         r, disturbed, ratios = paired.get((w, t), (ratio, False, None))
         noisy += disturbed
@@ -510,7 +521,8 @@ def verdict_lines(checked, paired):
             by_rounds += 1
             sure, why = decided(ratios, need)
             if not sure:
-                undecided.append(f"{name} ({'met' if r >= need else 'not met'}; {why})")
+                (few if median_interval(ratios) is None else straddle).append(
+                    f"{name} ({'met' if r >= need else 'not met'}; {why})")
     if not checked:
         return []
     text = (f"\nVerdict: {met} of {len(checked)} ratio targets met (the paired rounds' median where they ran, "
@@ -521,11 +533,14 @@ def verdict_lines(checked, paired):
         text += (f" {noisy} of these verdicts come from paired rounds that were all counted, disturbed ones "
                  "included (too few ran undisturbed): they say as much about the machine as about the code.")
     if by_rounds:
-        text += (f" Of the {by_rounds} verdicts from paired rounds, {by_rounds - len(undecided)} "
-                 f"{'is' if by_rounds - len(undecided) == 1 else 'are'} decided at {COVERAGE:.0%} confidence")
-        text += ("." if not undecided else
-                 "; undecided, as this machine's round-to-round noise could put them either side of the target: "
-                 + "; ".join(undecided) + ".")
+        sure = by_rounds - len(straddle) - len(few)
+        text += (f" Of the {by_rounds} verdicts from paired rounds, {sure} {'is' if sure == 1 else 'are'} decided "
+                 f"at {COVERAGE:.0%} confidence.")
+        if straddle:
+            text += (" Undecided, as the rounds' spread on this machine could put them either side of the target: "
+                     + "; ".join(straddle) + ".")
+        if few:
+            text += " Undecided, too few rounds counted: " + "; ".join(few) + "."
     return [text]
 
 
@@ -630,7 +645,7 @@ def main(argv):
         by = "" if rounds is None else ", judged by the paired rounds" + (
             ", disturbed ones counted: not a verdict on the code" if disturbed else "")
         paired_text = "" if rounds is None else (
-            f"; {ratio_text(judged, SMALL_MLP_SCALING)} [{min(rounds):.2f}–{max(rounds):.2f}] in {counted} "
+            f"; {ratio_text(judged, SMALL_MLP_SCALING)} {span_text(rounds, SMALL_MLP_SCALING)} in {counted} "
             "(1 and 2 threads in each round, the ratio per round)")
         if rounds is not None:
             sure, why = decided(rounds, SMALL_MLP_SCALING)

@@ -431,13 +431,32 @@ def test_a_paired_verdict_is_decided_only_where_its_interval_lies_on_one_side_of
     assert "| 1 | 5 | 2.10× [2.01–2.30] | ≥ 2× | +5% | yes | yes: [2.01–2.30] (93.8% confidence) |" in text
     assert "| 2 | 4 | 2.48× [2.40–2.60] | ≥ 2× | +24% | yes | no: 4 rounds too few for a 90% interval (5 " \
            "needed) |" in text
-    assert ("Of the 3 verdicts from paired rounds, 1 is decided at 90% confidence; undecided, as this machine's "
-            "round-to-round noise could put them either side of the target: linear-1024x64-60k at 2 threads (met; "
-            "4 rounds too few for a 90% interval (5 needed)); mlp-1024x4096x4096x4096x1000-8k at 2 threads (not "
-            "met; [1.02–1.13] (93.8% confidence) holds the target).") in text
-    # All five rounds below: not met, and decided.
-    doc["pairs"][0]["ratios"] = [1.02, 1.04, 1.049, 1.03, 1.01]
+    assert ("Of the 3 verdicts from paired rounds, 1 is decided at 90% confidence. Undecided, as the rounds' "
+            "spread on this machine could put them either side of the target: mlp-1024x4096x4096x4096x1000-8k at 2 "
+            "threads (not met; [1.02–1.13] (93.8% confidence) holds the target). Undecided, too few rounds "
+            "counted: linear-1024x64-60k at 2 threads (met; 4 rounds too few for a 90% interval (5 needed)).") \
+        in text
+    # All five rounds below: not met, and decided; the range keeps its top end below the target.
+    doc["pairs"][0].update(ratios=[1.02, 1.04, 1.049, 1.03, 1.01], median_ratio=1.03)
     (tmp_path / "paired.json").write_text(json.dumps(doc))
     text = summarize(tmp_path)
-    assert "| **no** | no: [1.01–1.049] (93.8% confidence) holds" not in text
-    assert "| **no** | yes: [1.01–1.049] (93.8% confidence) |" in text
+    assert "| 1.03× [1.01–1.049] | ≥ 1.05× | -2% | **no** | yes: [1.01–1.049] (93.8% confidence) |" in text
+    # The ends compare as the verdict does (met at ratio >= target): a lowest round exactly at the
+    # target decides met; a highest exactly at it leaves a miss undecided, listed as not met.
+    doc["pairs"][0].update(ratios=[1.05, 1.06, 1.07, 1.08, 1.09], median_ratio=1.07)
+    doc["pairs"][1].update(ratios=[1.9, 1.95, 1.99, 1.98, 2.0], median_ratio=1.98)
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert "| yes (thin) | yes: [1.05–1.09] (93.8% confidence) |" in text
+    assert "| **no** | no: [1.90–2.00] (93.8% confidence) holds the target |" in text
+    assert "linear-1024x64-60k at 1 thread (not met; [1.90–2.00] (93.8% confidence) holds the target)" in text
+    # A pair whose median is the target exactly counts as met, undecided when a round fell below it.
+    doc["pairs"][1].update(ratios=[1.9, 2.0, 2.0, 2.1, 2.2], median_ratio=2.0)
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert "linear-1024x64-60k at 1 thread (met; [1.90–2.20] (93.8% confidence) holds the target)" in text
+    # A ratio that is not a positive number makes the entry unreadable rather than a verdict.
+    doc["pairs"][1].update(ratios=[2.1, float("nan"), 2.2, 2.3, 2.4], median_ratio=2.2)
+    (tmp_path / "paired.json").write_text(json.dumps(doc))
+    text = summarize(tmp_path)
+    assert "| – | unreadable entry in paired.json | | | | | | – | – |" in text and "nan" not in text
