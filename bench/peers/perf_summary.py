@@ -530,8 +530,9 @@ def verdict_lines(checked, paired):
     if missed:
         text += " Not met: " + "; ".join(missed) + "."
     if noisy:
-        text += (f" {noisy} of these verdicts come from paired rounds that were all counted, disturbed ones "
-                 "included (too few ran undisturbed): they say as much about the machine as about the code.")
+        text += (f" {noisy} of the {len(checked)} verdicts (met or not) come from paired rounds that were all "
+                 "counted, disturbed ones included (too few ran undisturbed): they say as much about the machine as "
+                 "about the code.")
     if by_rounds:
         sure = by_rounds - len(straddle) - len(few)
         text += (f" Of the {by_rounds} verdicts from paired rounds, {sure} {'is' if sure == 1 else 'are'} decided "

@@ -186,7 +186,8 @@ def test_rounds_left_out_as_disturbed_are_counted_in_the_tables(tmp_path):
             "90% confidence: 3 rounds too few for a 90% interval (5 needed)).") in text
     # The 2-thread miss names its disturbed rounds, and the verdict counts them.
     assert "mlp-784x256x256x10-60k at 2 threads (1.10×, paired, disturbed rounds counted)" in text
-    assert "1 of these verdicts come from paired rounds that were all counted, disturbed ones included" in text
+    assert ("1 of the 2 verdicts (met or not) come from paired rounds that were all counted, disturbed ones "
+            "included") in text
     doc["scaling"][0].update(disturbed=True, rounds_used=5, ratios=[1.72, 1.70, 1.75, 1.5, 1.4])
     (tmp_path / "paired.json").write_text(json.dumps(doc))
     text = summarize(tmp_path)
