@@ -30,28 +30,39 @@ using cpu::kFmaLanes;
 using cpu::triad;
 
 constexpr double kTrialSeconds = 0.04;  // one timed trial of the FMA loop
-constexpr int kFmaTrials = 3;
+constexpr int kFmaTrials = 5;  // of each: 1 thread, all threads
 constexpr int kTriadTrials = 4;
 constexpr float kFmaA = 0.99951171875f, kFmaB = 0.0009765625f;  // values stay near 1..2: no denormals
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 double fma_flops(int64_t iters) { return 2.0 * double(iters) * kFmaChains * kFmaLanes; }
 
-// Best FMA rate (FLOP/s) over kFmaTrials, each thread running `iters` rounds at once.
-double time_fma(int threads, int64_t iters) {
-  std::vector<float> out(static_cast<size_t>(threads) * kFmaChains * kFmaLanes);
-  double best = 0;
-  for (int t = 0; t < kFmaTrials; ++t) {
-    Stopwatch sw;
-    if (threads == 1) {
-      fma_loop(iters, kFmaA, kFmaB, out.data());
-    } else {
+// FMA rate (FLOP/s) of one trial, each of `threads` threads running `iters` rounds at once.
+double fma_trial(int threads, int64_t iters, std::vector<float>& out) {
+  Stopwatch sw;
+  if (threads == 1) {
+    fma_loop(iters, kFmaA, kFmaB, out.data());
+  } else {
 #pragma omp parallel num_threads(threads)
-      fma_loop(iters, kFmaA, kFmaB, out.data() + size_t(omp_get_thread_num()) * kFmaChains * kFmaLanes);
-    }
-    best = std::max(best, threads * fma_flops(iters) / sw.seconds());
+    fma_loop(iters, kFmaA, kFmaB, out.data() + size_t(omp_get_thread_num()) * kFmaChains * kFmaLanes);
   }
-  return best;
+  return threads * fma_flops(iters) / sw.seconds();
+}
+
+// Best FMA rates (FLOP/s) on 1 thread (*one) and on `threads` (*all, 0 when threads is 1)
+// over kFmaTrials each, the two kinds alternating so that both sample the same second:
+// on a VM the second core's speed moves within it (docs/performance.md, fifteenth
+// session: 2 threads did 1.48-2.25x one thread's work from one 20 ms window to the next,
+// and one run's three back-to-back all-thread trials read 1.18x). An untimed all-thread
+// trial first wakes the team (a halted vCPU took milliseconds to start there).
+void time_fma(int threads, int64_t iters, double* one, double* all) {
+  std::vector<float> out(static_cast<size_t>(threads) * kFmaChains * kFmaLanes);
+  *one = *all = 0;
+  if (threads > 1) fma_trial(threads, std::max<int64_t>(1, iters / 8), out);
+  for (int t = 0; t < kFmaTrials; ++t) {
+    *one = std::max(*one, fma_trial(1, iters, out));
+    if (threads > 1) *all = std::max(*all, fma_trial(threads, iters, out));
+  }
 }
 
 // Rounds of the FMA loop that take about kTrialSeconds on one thread.
@@ -113,10 +124,12 @@ CpuCeilings measure_cpu_ceilings(int threads) {
   r.threads = std::max(1, threads);
   r.isa = fma_loop_isa();
   const int64_t iters = calibrate_fma();
-  r.fma_gflops_1core = time_fma(1, iters) / 1e9;
+  double one = 0, all = 0;
+  time_fma(r.threads, iters, &one, &all);
+  r.fma_gflops_1core = one / 1e9;
   // All threads can do at least what one does (the others idle): a trial in which another
   // process held a core must not make the all-thread ceiling lower than the one-thread one.
-  r.fma_gflops_all = std::max(r.fma_gflops_1core, r.threads == 1 ? 0.0 : time_fma(r.threads, iters) / 1e9);
+  r.fma_gflops_all = std::max(r.fma_gflops_1core, all / 1e9);
   r.triad_array_bytes = triad_array_bytes();
   const int64_t n = r.triad_array_bytes / int64_t{sizeof(float)};
   FloatBuffer a = alloc_floats(n), b = alloc_floats(n), c = alloc_floats(n);
@@ -176,7 +189,8 @@ std::string ceilings_json(const std::string& off_reason, const std::string& host
               {"method", "FMA: " + std::to_string(kFmaChains) + " independent " + c.isa + " FMA chains of " +
                              std::to_string(kFmaLanes) + " floats per thread (kernels/cpu/ceiling_loops.cpp), 2 FLOP "
                              "per lane per FMA, best of " + std::to_string(kFmaTrials) + " trials of ~" +
-                             std::to_string(int(kTrialSeconds * 1000)) + " ms; triad: a = b + 3c over three arrays "
+                             std::to_string(int(kTrialSeconds * 1000)) + " ms, 1-thread and all-thread trials "
+                             "alternating; triad: a = b + 3c over three arrays "
                              "of triad_array_bytes (6x the last-level cache), 12 bytes per element (STREAM "
                              "counting, no write-allocate), best of " + std::to_string(kTriadTrials) +
                              "; an all-thread figure below the one-thread figure (a disturbed trial) is "
