@@ -521,7 +521,7 @@ def verdict_lines(checked, paired):
             by_rounds += 1
             sure, why = decided(ratios, need)
             if not sure:
-                (few if median_interval(ratios) is None else straddle).append(
+                (few if len(ratios) < rounds_for() else straddle).append(
                     f"{name} ({'met' if r >= need else 'not met'}; {why})")
     if not checked:
         return []
@@ -535,7 +535,8 @@ def verdict_lines(checked, paired):
                  "about the code.")
     if by_rounds:
         sure = by_rounds - len(straddle) - len(few)
-        text += (f" Of the {by_rounds} verdicts from paired rounds, {sure} {'is' if sure == 1 else 'are'} decided "
+        text += (f" Of the {by_rounds} verdict{'s' if by_rounds != 1 else ''} from paired rounds, {sure} "
+                 f"{'is' if sure == 1 else 'are'} decided "
                  f"at {COVERAGE:.0%} confidence.")
         if straddle:
             text += (" Undecided, as the rounds' spread on this machine could put them either side of the target: "
