@@ -135,6 +135,13 @@ constexpr int64_t kParallelMinElems = int64_t{1} << 15;
 // dot-form outputs' dW rows at stride dot_row_stride(D)), loss, db.
 struct Partial {
   Buffer grad;
+  // Where this thread's gradient sums start inside grad: half a page from its first row of
+  // x (Buffer::get_apart). The dW rows of the dot form (4160 bytes apart at D 1024) then
+  // start 2048 + 64 j bytes past x's page offset, for O <= 20 at least 13 lines from it
+  // either way, and their stores never hold back the loads of x beside them. Against
+  // stores 48 bytes from x's offset (what two mmap'd buffers gave trainbench at O = 16, 2
+  // threads, and at O = 64): O = 2 to 20, one thread, +5 to 22% (Ice Lake, 15 pairs).
+  float* at = nullptr;
   double loss = 0;
   double db[kLanes] = {};
 };
@@ -190,7 +197,7 @@ void row_block_one_output(const float* xr, const float* t, int64_t d, int64_t dv
 void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
                      float b0, float inv_count, Partial* part) {
   constexpr int kRows = 4;
-  float* dw = part->grad.get(d);
+  float* dw = part->at = part->grad.get_apart(d, x + r0 * d);
   std::fill(dw, dw + d, 0.0f);
   const int64_t dv = d / 16 * 16;
   const __mmask16 tail = low_lanes(d - dv);
@@ -350,7 +357,7 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
 void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
                    const float* b, float inv_count, Partial* part) {
   const int64_t ld = dot_row_stride(d);
-  float* dw = part->grad.get(o * ld);
+  float* dw = part->at = part->grad.get_apart(o * ld, x + r0 * d);
   std::fill(dw, dw + o * ld, 0.0f);
   double loss = 0, db[kAllDotMaxOutputs] = {};
   const DotOutputs all{w, b, o, ld, dw, &loss, db};
@@ -577,7 +584,7 @@ void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1,
   static_assert(V + kHalf <= 8, "the vector loops' unroll pragmas (8) cover every vector, or z and g go to memory");
   const int64_t n = dot_outputs_for(o);
   const int64_t ld = dot_row_stride(d);
-  float* dwt = part->grad.get(d * L + n * ld);
+  float* dwt = part->at = part->grad.get_apart(d * L + n * ld, x + r0 * d);
   std::fill(dwt, dwt + d * L + n * ld, 0.0f);
   __m512 bias[V + kHalf];
   for (int v = 0; v < V; ++v) bias[v] = _mm512_maskz_loadu_ps(low_lanes(o - 16 * v), b + 16 * v);
@@ -656,7 +663,7 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
 
 void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
                      float b0, float inv_count, Partial* part) {
-  float* dw = part->grad.get(d);
+  float* dw = part->at = part->grad.get_apart(d, x + r0 * d);
   std::fill(dw, dw + d, 0.0f);
   double loss = 0, db = 0;
   for (int64_t r = r0; r < r1; ++r) {
@@ -716,7 +723,7 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
   const int64_t L = vector_lanes(o), n_dot = dot_outputs_for(o);
   const int64_t ld_dot = dot_row_stride(d);
   for (int i = 0; i < want; ++i) {  // sized here, not in the region
-    parts[i].grad.get(o == 1 ? d : d * L + n_dot * ld_dot);
+    parts[i].grad.get((o == 1 ? d : d * L + n_dot * ld_dot) + Buffer::kApartSlack);
   }
   float* wt = o > 1 ? wt_buf.get(d * L + n_dot * ld_dot) : nullptr;
   Partial* part = parts.data();
@@ -757,15 +764,15 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     if (o == 1) {
       for (int64_t p = p_lo; p < p_hi; ++p) {
         float s = 0.0f;
-        for (int k = 0; k < n; ++k) s += part[k].grad.data()[p];
+        for (int k = 0; k < n; ++k) s += part[k].at[p];
         dw[p] = s;
       }
     } else {
       // Rows [p_lo, p_hi) of dW^T summed over the threads in thread order into thread 0's
       // (nobody else reads them now), then transposed into dW's columns.
-      float* sum = part[0].grad.data();
+      float* sum = part[0].at;
       for (int k = 1; k < n; ++k) {
-        const float* gk = part[k].grad.data();
+        const float* gk = part[k].at;
 #pragma omp simd
         for (int64_t e = p_lo * L; e < p_hi * L; ++e) sum[e] += gk[e];
       }
@@ -777,7 +784,7 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     for (int64_t j = o_vec; j < o; ++j) {  // the dot-form outputs' rows, after dW^T (d x L)
       for (int64_t p = p_lo; p < p_hi; ++p) {
         float s = 0.0f;
-        for (int k = 0; k < n; ++k) s += part[k].grad.data()[d * L + (j - o_vec) * ld_dot + p];
+        for (int k = 0; k < n; ++k) s += part[k].at[d * L + (j - o_vec) * ld_dot + p];
         dw[j * d + p] = s;
       }
     }
