@@ -353,7 +353,11 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
 // Each row's z and each dW element sum in an order that does not depend on the block
 // size, so a row tail (kR = 1) changes nothing. No software prefetch: asking the next
 // block's rows into L2 during the backward (as row_block does) was 15 to 25% slower at
-// O = 2 to 8 (Ice Lake, one thread), where the hardware prefetcher keeps up alone.
+// O = 2 to 8 (Ice Lake, one thread), where the hardware prefetcher keeps up alone; spread
+// over the later forward sweeps and the backward, every line or every 4th or 8th, 0.80 to
+// 0.99x at O = 4 to 20. Nor D in chunks (2 or more 6-row groups a block, so that a
+// chunk's W rows and x stay in L1): chunks of 256, 2 groups, 0.89 to 0.98x at O = 4 to 20
+// but 17 (1.06x); more chunks or groups 0.70 to 0.89x (docs/performance.md, sixteenth session).
 void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
                    const float* b, float inv_count, Partial* part) {
   const int64_t ld = dot_row_stride(d);
