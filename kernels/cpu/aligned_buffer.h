@@ -17,6 +17,7 @@ class Buffer {
   Buffer(Buffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
   ~Buffer() { ::operator delete(p_, std::align_val_t{64}); }
   float* data() const { return p_; }
+  int64_t size() const { return static_cast<int64_t>(n_); }  // floats allocated
   // At least n floats that start 2 KiB (half a page) from `from` modulo 4 KiB, 64-byte
   // aligned, inside a buffer of n + kApartSlack floats. Why: a load waits for an older
   // store to the same address bits 0-11 ("4K aliasing"), so a loop that stores into this

@@ -113,6 +113,11 @@ constexpr int64_t vector_lanes(int64_t o) {
 }
 // Row stride of the dot-form outputs' copies of W and of their dW rows: D padded, as rows
 // 4 KiB apart share L1 sets with X's rows (+4 to 9% at n = 8 to 12 when those were tried).
+// The cost: at D 1024 dW row j + 1 lies 4096 + 64 bytes past row j, so the backward's load
+// of row j aliases the previous step's store of row j + 1 (4K aliasing): the 6 x 4 backward
+// alone ran at 59-63% of the FMA loop against 82-88% unpadded. In the whole step (L2-bound)
+// unpadded rows read only 1.02-1.07x at O = 8 to 20 (ranges spanning 1), and strides of 1280
+// and 1536 lost 2 to 17% (Ice Lake, sixteenth session): left as it is.
 constexpr int64_t dot_row_stride(int64_t d) { return (d + 15) / 16 * 16 + 16; }
 // Rows sharing one sweep over W^T (O > 1) with v vectors of W^T (a shared one counted):
 // kR x V (+ (kR + 1) / 2 shared) accumulators, at most 24 of the 32 zmm registers (the
@@ -136,11 +141,12 @@ constexpr int64_t kParallelMinElems = int64_t{1} << 15;
 struct Partial {
   Buffer grad;
   // Where this thread's gradient sums start inside grad: half a page from its first row of
-  // x (Buffer::get_apart). The dW rows of the dot form (4160 bytes apart at D 1024) then
-  // start 2048 + 64 j bytes past x's page offset, for O <= 20 at least 13 lines from it
-  // either way, and their stores never hold back the loads of x beside them. Against
-  // stores 48 bytes from x's offset (what two mmap'd buffers gave trainbench at O = 16, 2
-  // threads, and at O = 64): O = 2 to 20, one thread, +5 to 22% (Ice Lake, 15 pairs).
+  // x (Buffer::get_apart), so that the dot form's stores of dW rows do not hold back its
+  // loads of x rows beside them (4K aliasing). At D 1024 (x's rows 4 KiB apart, dW's 4160
+  // bytes) and 64-byte aligned x, dW row j starts 2048 + 64 j bytes past x's page offset:
+  // for O <= 20 at least 13 lines from it either way. Against sums 48 bytes from x's offset
+  // (where trainbench's fell at O = 64) the step at O = 2 to 20, one thread, ran up to 22%
+  // faster (medians of 15 pairs 1.05 to 1.22, Ice Lake; docs/performance.md).
   float* at = nullptr;
   double loss = 0;
   double db[kLanes] = {};
@@ -357,7 +363,8 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
 // over the later forward sweeps and the backward, every line or every 4th or 8th, 0.80 to
 // 0.99x at O = 4 to 20. Nor D in chunks (2 or more 6-row groups a block, so that a
 // chunk's W rows and x stay in L1): chunks of 256, 2 groups, 0.89 to 0.98x at O = 4 to 20
-// but 17 (1.06x); more chunks or groups 0.70 to 0.89x (docs/performance.md, sixteenth session).
+// but 17 (1.06x); other chunk sizes or more groups 0.70 to 0.89x (docs/performance.md,
+// sixteenth session).
 void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
                    const float* b, float inv_count, Partial* part) {
   const int64_t ld = dot_row_stride(d);

@@ -18,9 +18,11 @@ TEST(AlignedBuffer, GetIsAlignedAndKeepsItsStorageWhileLargeEnough) {
   float* p = buf.get(100);
   EXPECT_EQ(addr(p) % 64, 0u);
   EXPECT_EQ(buf.get(50), p);  // no shrink, no reallocation
+  EXPECT_GE(buf.size(), 100);
   float* q = buf.get(100000);
   EXPECT_EQ(addr(q) % 64, 0u);
   EXPECT_EQ(buf.data(), q);
+  EXPECT_GE(buf.size(), 100000);
 }
 
 TEST(AlignedBuffer, GetApartStartsHalfAPageFromEveryOffsetAndFitsTheBuffer) {
@@ -36,8 +38,11 @@ TEST(AlignedBuffer, GetApartStartsHalfAPageFromEveryOffsetAndFitsTheBuffer) {
     const uintptr_t gap = (addr(p) - addr(from)) & 4095;
     EXPECT_GE(gap, 2048u) << "offset " << i;
     EXPECT_LT(gap, 2048u + 64u) << "offset " << i;
-    // The n floats lie inside the n + kApartSlack that get_apart asked for.
+    // The n floats lie inside what was allocated, and get_apart asked for the slack the
+    // callers size their buffers by (linear_mse_step sizes before its parallel region).
+    ASSERT_GE(buf.size(), n + Buffer::kApartSlack);
     EXPECT_GE(p, buf.data());
+    EXPECT_LE(p + n, buf.data() + buf.size()) << "offset " << i;
     EXPECT_LE(p + n, buf.data() + n + Buffer::kApartSlack) << "offset " << i;
   }
 }
