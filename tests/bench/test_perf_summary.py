@@ -339,6 +339,41 @@ def test_a_ceiling_below_a_gemm_rate_measured_in_the_same_run_is_raised_to_it(tm
     assert "| 132,079 / 6,802,721 | 76% | 120,000 | 1.10× | ≥ 1.2× | **no** (raised ceiling: not proven) |" in text
 
 
+def test_a_ceiling_below_cpu_omps_own_training_makes_a_miss_at_that_thread_count_not_proven(tmp_path):
+    # One core: FMA 100 GFLOP/s. linear 1024->64 trains at 400,000 samples/s x 262,144 GEMM
+    # FLOP = 104.9 GFLOP/s, above it: the ceiling read low. So 1024->256 at one thread
+    # (bound 100e9 / 1,048,576 = 95,367 samples/s, 1.59x of 60,000) is a miss not proven;
+    # at two threads (ceiling 200, no row above it) the same miss stays a plain **no**.
+    # linear 64->1 beats its memory estimate (60M samples/s) but its GEMM FLOPs (15.4
+    # GFLOP/s) do not beat the FMA ceiling: it does not count.
+    w64, w256, lin = "linear-1024x64-60k", "linear-1024x256-60k", "linear-64x1-1M"
+    rows = [row(w64, "cpu-omp", 1, 400_000, "1024,64"), row(w64, "torch-cpu", 1, 190_000, "1024,64"),
+            row(w256, "cpu-omp", 1, 80_000, "1024,256"), row(w256, "torch-cpu", 1, 60_000, "1024,256"),
+            row(w256, "cpu-omp", 2, 150_000, "1024,256"), row(w256, "torch-cpu", 2, 120_000, "1024,256"),
+            row(lin, "cpu-omp", 1, 60e6, "64,1"), row(lin, "torch-cpu", 1, 14e6, "64,1")]
+    env = {"ceilings": {"cpu": {"fma_gflops_1core": 100.0, "fma_gflops_all": 200.0, "triad_gbs_1core": 10.0,
+                                "triad_gbs": 16.0, "threads": 2}}}
+    write_folder(tmp_path, rows, env=env)
+    text = summarize(tmp_path)
+    assert ("FMA ceiling at 1 thread: cpu-omp's own training at linear-1024x64-60k ran the step's GEMM FLOPs at "
+            "104.9 GFLOP/s (samples/s × GEMM FLOP per sample, a lower estimate of its GEMMs' rate), above the "
+            "100.0 used here, so that ceiling read low") in text
+    assert "FMA ceiling at 2 threads" not in text
+    assert text.index("FMA ceiling at 1 thread") < text.index("| target | workload | threads | GEMM FLOP")
+    bound = [l for l in text.splitlines() if "| 1,048,576 |" in l]
+    assert bound[0].endswith("| 1 | 1,048,576 | 4,096 | 95,367 / 3,255,208 | 84% | 60,000 | 1.59× | ≥ 2× | "
+                             "**no** (ceiling read low: not proven) |"), bound
+    assert bound[1].endswith("| 2 | 1,048,576 | 4,096 | 190,735 / 5,208,333 | 79% | 120,000 | 1.59× | ≥ 2× | "
+                             "**no** |"), bound
+    assert "| 105% ⚠ above the bound |" in text  # the row that proved it is still flagged
+    # Slower training (99 GFLOP/s): the ceiling stands and the miss is plain.
+    rows[0] = row(w64, "cpu-omp", 1, 377_000, "1024,64")
+    write_folder(tmp_path, rows, env=env)
+    text = summarize(tmp_path)
+    assert "FMA ceiling at 1 thread" not in text and "ceiling read low" not in text
+    assert "| 95,367 / 3,255,208 | 84% | 60,000 | 1.59× | ≥ 2× | **no** |" in text
+
+
 def test_hostile_inputs_give_reasons_not_tracebacks(tmp_path):
     small, big = "mlp-784x256x256x10-60k", "mlp-1024x4096x4096x4096x1000-8k"
     rows = [row(small, "cpu-omp", 1, 110, "784,256,256,10"), row(small, "torch-cpu", 1, 0, "784,256,256,10"),
