@@ -20,7 +20,8 @@ min(FMA ceiling x 1e9 / GEMM FLOPs per sample, triad bandwidth x 4/3 x 1e9 / 4·
 bytes per sample) / torch-cpu samples/s, the ceilings from env.json (measured in the
 same run, 1 thread or all; the FMA one raised to the fastest GEMM rate the folder
 measured at that thread count where it is below it -- its short trials then caught a
-slow moment). A target above the FMA bound is out of reach on this CPU, unless
+slow moment; a miss there is not proven). A target above the FMA bound is out of reach
+on this CPU, unless
 cpu-omp's own training at that thread count ran its GEMM FLOPs above the ceiling: then
 the ceiling read low, and a miss there is said to be not proven;
 the memory part is an estimate (a read-only stream may beat triad's count by 4/3).
@@ -278,24 +279,31 @@ def bound_table(folder, g, layers_of):
             ceil[t] = (rate, ceil[t][1])
     # A cpu-omp training row whose GEMM FLOPs alone ran faster than the FMA ceiling proves
     # that ceiling low (it is left out of the raise above, so that its row is still flagged).
-    low = {}  # threads -> (GFLOP/s, workload) of the fastest such row
+    # (It rests on the FLOP count matching the work, and on a t-thread run using t cores.)
+    low = {}  # threads -> (GFLOP/s, workload, whether its row has a bound below)
     for prefix, _, _ in TARGETS:
         for w, t in cpu_omp_rows(g, prefix):
             if t in ceil and w in layers_of and math.isfinite(ceil[t][0]) and ceil[t][0] > 0:
-                rate = statistics.median(g[(w, "cpu-omp", t)]) * step_flops_per_sample(layers_of[w]) / 1e9
-                if math.isfinite(rate) and rate > max(ceil[t][0], low.get(t, (0.0, ""))[0]):
-                    low[t] = (rate, w)
+                try:
+                    rate = statistics.median(g[(w, "cpu-omp", t)]) * step_flops_per_sample(layers_of[w]) / 1e9
+                    listed = ((w, "torch-cpu", t) in g and math.isfinite(ceil[t][1]) and ceil[t][1] > 0
+                              and layers_of[w][0] > 0)
+                except (OverflowError, ValueError, TypeError):
+                    continue  # absurd layer sizes: the table's own row says what it can
+                if math.isfinite(rate) and rate > max(ceil[t][0], low.get(t, (0.0,))[0]):
+                    low[t] = (rate, w, listed)
     out = ["\nBound on this machine: the ratio cpu-omp would reach if the step's GEMMs ran at the FMA ceiling "
            "(env.json's, or a faster GEMM rate measured in this run, said below) and its input rows were read at "
            "the estimated read bandwidth, with nothing else taking time "
            "(best samples/s = min(FMA GFLOP/s × 1e9 ÷ GEMM FLOP per sample, triad GB/s × 4/3 × 1e9 ÷ input bytes "
            "per sample); best ratio = that ÷ torch-cpu's median samples/s). A target above an FMA bound cannot be "
-           "met on this CPU by any implementation; the memory bound is an estimate (marked so where it decides).\n",
+           "met on this CPU by any implementation, unless marked not proven; the memory bound is an estimate (marked so where it decides).\n",
            *raised.values(),
            *[f"FMA ceiling at {t} thread{'s' if t > 1 else ''}: cpu-omp's own training at {w} ran the step's "
              f"GEMM FLOPs at {rate:.1f} GFLOP/s (samples/s × GEMM FLOP per sample, a lower estimate of its GEMMs' "
              f"rate), above the {ceil[t][0]:.1f} used here, so that ceiling read low and a **no** at that thread "
-             "count is not proven (that row is flagged ⚠ below).\n" for t, (rate, w) in sorted(low.items())],
+             f"count is not proven ({'that row is flagged ⚠ below' if listed else 'it has no bound in the table'}"
+             ").\n" for t, (rate, w, listed) in sorted(low.items())],
            "| target | workload | threads | GEMM FLOP per sample | input bytes per sample | best samples/s "
            "(FMA / memory est.) | cpu-omp share of it | torch-cpu samples/s | best ratio | target | reachable |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
