@@ -21,10 +21,9 @@ bytes per sample) / torch-cpu samples/s, the ceilings from env.json (measured in
 same run, 1 thread or all; the FMA one raised to the fastest GEMM rate the folder
 measured at that thread count where it is below it -- its short trials then caught a
 slow moment; a miss there is not proven). A target above the FMA bound is out of reach
-on this CPU, unless
-cpu-omp's own training at that thread count ran its GEMM FLOPs above the ceiling: then
-the ceiling read low, and a miss there is said to be not proven;
-the memory part is an estimate (a read-only stream may beat triad's count by 4/3).
+on this CPU, unless cpu-omp's own training at that thread count ran its GEMM FLOPs above
+the ceiling: then the ceiling read low, and a miss there is said to be not proven. The
+memory part is an estimate (a read-only stream may beat triad's count by 4/3).
 
 cpu-omp's GEMM rate = samples/s x the step's GEMM FLOPs per sample (forward 2·in·out,
 dW 2·in·out, dA 2·in·out except for the first layer, summed over layers): every
@@ -297,7 +296,8 @@ def bound_table(folder, g, layers_of):
            "the estimated read bandwidth, with nothing else taking time "
            "(best samples/s = min(FMA GFLOP/s × 1e9 ÷ GEMM FLOP per sample, triad GB/s × 4/3 × 1e9 ÷ input bytes "
            "per sample); best ratio = that ÷ torch-cpu's median samples/s). A target above an FMA bound cannot be "
-           "met on this CPU by any implementation, unless marked not proven; the memory bound is an estimate (marked so where it decides).\n",
+           "met on this CPU by any implementation, unless marked not proven; the memory bound is an estimate "
+           "(marked so where it decides).\n",
            *raised.values(),
            *[f"FMA ceiling at {t} thread{'s' if t > 1 else ''}: cpu-omp's own training at {w} ran the step's "
              f"GEMM FLOPs at {rate:.1f} GFLOP/s (samples/s × GEMM FLOP per sample, a lower estimate of its GEMMs' "

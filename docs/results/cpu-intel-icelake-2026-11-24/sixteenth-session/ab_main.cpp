@@ -1,7 +1,9 @@
-// Ad-hoc (docs only, ab.txt items 3, 6, 7): two variants of dot-form-variants.diff's linear step in one process,
+// Ad-hoc (docs only, ab.txt items 3, 6, 7, 8): two variants of dot-form-variants.diff's linear step in one process,
 // alternating per repetition. Build from the repository root at 03cded0 with the diff applied to a copy
 // (ls_prof.cpp): g++ -O3 -DNDEBUG -march=native -fopenmp -std=c++20 -I. ab_main.cpp ls_prof.cpp
 // kernels/cpu/{linear_step_blocked,gemm,cpu_props}.cpp -o ab.  Run: OMP_NUM_THREADS=1 ./ab O PAIRS VARIANT BASE [DC G]
+// With AB_STRIDE=1 in the environment (item 8) VARIANT and BASE pick g_stride_mode instead of g_pf_on: the dot
+// form's W-copy and dW row stride, 0 = D + 16 as committed, 1 = D, 2 = D + 512, 3 = D + 256 floats.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,10 +13,11 @@
 #include <cmath>
 #include "kernels/cpu/linear_step.h"
 extern int g_pf_on;
+namespace tb::cpu { extern int g_stride_mode; }
 namespace tb::cpu { namespace { } }
 extern "C" void set_chunk(long, int);
 int main(int argc, char** argv) {
-  const int64_t o = atoi(argv[1]), D = 1024, B = 4096, nb = 8; const int reps = argc > 2 ? atoi(argv[2]) : 11; const int mode = argc > 3 ? atoi(argv[3]) : 1; const int base = argc > 4 ? atoi(argv[4]) : 0; if (argc > 6) set_chunk(atol(argv[5]), atoi(argv[6]));
+  const int64_t o = atoi(argv[1]), D = 1024, B = 4096, nb = 8; const int reps = argc > 2 ? atoi(argv[2]) : 11; const int mode = argc > 3 ? atoi(argv[3]) : 1; const int base = argc > 4 ? atoi(argv[4]) : 0; const bool stride = getenv("AB_STRIDE") != nullptr; if (argc > 6) set_chunk(atol(argv[5]), atoi(argv[6]));
   std::mt19937 rng(1); std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> x(nb * B * D), t(nb * B * o), w(o * D), b(o), dw(o * D), db(o), dw2(o * D), db2(o);
   for (auto& v : x) v = u(rng); for (auto& v : t) v = u(rng); for (auto& v : w) v = u(rng) * 0.01f;
@@ -23,7 +26,12 @@ int main(int argc, char** argv) {
     double tt[2];
     for (int which = 0; which < 2; ++which) {
       const int pf = (which + r) % 2;
-      g_pf_on = pf ? mode : base;
+      if (stride) {
+        g_pf_on = 0;
+        tb::cpu::g_stride_mode = pf ? mode : base;
+      } else {
+        g_pf_on = pf ? mode : base;
+      }
       auto t0 = std::chrono::steady_clock::now();
       for (int64_t k = 0; k < nb; ++k)
         tb::cpu::linear_mse_step(x.data() + k * B * D, t.data() + k * B * o, B, D, o, w.data(), b.data(), 1.0f / (B * o), pf ? dw2.data() : dw.data(), pf ? db2.data() : db.data());
