@@ -1,5 +1,6 @@
 // kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 88 outputs
-// where compiled for AVX-512, O = 1 elsewhere (wider: linear_step_blocked.cpp).
+// where compiled for AVX-512, O <= 8 for AVX2 without it (O = 1 and the all-dot form
+// below, on ymm vectors), O = 1 elsewhere (wider: linear_step_blocked.cpp).
 // Per thread, over its share of the rows:
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
@@ -39,6 +40,9 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define TB_LINEAR_STEP_AVX2 1
 #endif
 
 #include "kernels/cpu/aligned_buffer.h"
@@ -78,14 +82,32 @@ constexpr int64_t kAllDotMaxOutputs = 20;
 // Outputs per dot-form sweep (accumulators kR x kDotGroup, at most 24), and rows per block
 // when every output is in dot form (their backward holds kR x kDotGroup broadcasts of g).
 // 6 rows against 4 and 8 at O = 4 to 16: 6 faster by 4 to 27%.
+#if defined(TB_LINEAR_STEP_AVX2)
+// AVX2 (16 ymm registers): 4 rows x 3 outputs, 12 accumulators, 3 of W's rows and one
+// of x's vectors. Against 3 x 4 and 6 x 2 (AMD EPYC Zen 3, D 1024, one thread, 5 pairs
+// alternating): level or faster from O = 2 to 8 (3 x 4 0.85x at O = 2, 0.89x at 3).
+constexpr int kDotGroup = 3;
+constexpr int kDotRows = 4;
+constexpr int kDotAccumulators = 12;
+#else
 constexpr int kDotGroup = 4;
 constexpr int kDotRows = 6;
+constexpr int kDotAccumulators = 24;
+#endif
 #if defined(__AVX512F__)
 // Five 16-float vectors of outputs (4 rows x 5 accumulators in 32 zmm registers) and up to
 // 8 more in a shared vector. Against the blocked step (Zen 5, D 1024, 1 and 2 threads):
 // +15 to 33% at O = 52 to 67 (four vectors), +1 to 14% at one thread and +4 to 28% at two
 // at O = 68 to 88 (four and five); six vectors (4 rows, all 24 accumulators) lost at 96.
 constexpr int64_t kOnePassMaxOutputs = 88;
+#elif defined(TB_LINEAR_STEP_AVX2)
+// O = 1, and 2 to 8 all in dot form; from 9 on the blocked step. Against the blocked step
+// (AMD EPYC Zen 3, D 1024, medians of 5 pairs alternating, one / two threads): O = 2
+// 2.01x / 2.15x, 3 1.90x, 4 1.40x / 1.62x, 6 1.22x, 8 1.07x / 1.13x, 10 0.98x / 1.00x,
+// 12 0.90x, 16 0.73x, 20 0.77x: with 12 accumulators a sweep of 3 outputs re-reads the
+// block's x from L1 O / 3 times, and its backward moves dW through L2 once per 4 rows.
+// O = 1 against the portable loops: 1.13x one thread, 0.96x [0.92-1.12] two (memory-bound).
+constexpr int64_t kOnePassMaxOutputs = 8;
 #else
 constexpr int64_t kOnePassMaxOutputs = 1;
 #endif
@@ -151,6 +173,21 @@ struct Partial {
   double loss = 0;
   double db[kLanes] = {};
 };
+
+// Outputs per dot-form sweep for kR rows: kR x J accumulators, at most kDotAccumulators
+// (24 of the 32 zmm registers, 12 of the 16 ymm; the rest hold W's rows and x's vectors).
+constexpr int dot_group_for(int rows) { return std::min(kDotGroup, kDotAccumulators / rows); }
+
+// f(j0, std::integral_constant J) for n outputs in sweeps of at most kJ from output j0,
+// as even as can be (17 in 4s is 3 3 4 3 4): the forward's and the backward's split.
+template <int kJ, class F>
+inline void for_each_sweep(int64_t n, F&& f) {
+  const int64_t sweeps = (n + kJ - 1) / kJ;
+  for (int64_t k = 0; k < sweeps; ++k) {
+    const int64_t j0 = n * k / sweeps;
+    gemm_detail::with_count<kJ>(n * (k + 1) / sweeps - j0, [&](auto j) { f(j0, j); });
+  }
+}
 
 #if defined(__AVX512F__)
 
@@ -307,21 +344,6 @@ struct DotOutputs {
   double* loss;
   double* db;  // n
 };
-
-// Outputs per dot-form sweep for kR rows: kR x J accumulators, at most 24 of the 32 zmm
-// registers (the rest hold W's rows and x's vectors).
-constexpr int dot_group_for(int rows) { return std::min(kDotGroup, 24 / rows); }
-
-// f(j0, std::integral_constant J) for n outputs in sweeps of at most kJ from output j0,
-// as even as can be (17 in 4s is 3 3 4 3 4): the forward's and the backward's split.
-template <int kJ, class F>
-inline void for_each_sweep(int64_t n, F&& f) {
-  const int64_t sweeps = (n + kJ - 1) / kJ;
-  for (int64_t k = 0; k < sweeps; ++k) {
-    const int64_t j0 = n * k / sweeps;
-    gemm_detail::with_count<kJ>(n * (k + 1) / sweeps - j0, [&](auto j) { f(j0, j); });
-  }
-}
 
 // The n outputs from o0 on, dot_group_for(kR) at a time: z into g, then tb::mse_element
 // per output, g their gradients (kR x kCols; the loss and db summed row after row).
@@ -670,6 +692,186 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
   else rows_many_outputs_h<false>(v, x, t, r0, r1, d, o, wt, b, inv_count, part);
 }
 
+#elif defined(TB_LINEAR_STEP_AVX2)
+// AVX2 + FMA without AVX-512 (Zen 2/3, Intel before Skylake-SP): the same one-output rows
+// and all-dot-form blocks as the AVX-512 code above, on 8-float ymm vectors in 16
+// registers (kDotRows x kDotGroup accumulators, at most 12); every sum in the same order
+// as there, row after row. Outputs past kAllDotMaxOutputs take the blocked step: the
+// vector forms' kR x V accumulators need the 32 zmm registers.
+
+// _mm256_maskload_ps/_mm256_maskstore_ps's mask for lanes [0, n), 0 <= n <= 8: D's last
+// d % 8 floats (masked lanes read as 0 and are not written).
+inline __m256i low_lanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+inline float reduce_add(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// O == 1, kRows rows [xr, xr + kRows d): as the AVX-512 row_block_one_output.
+template <int kRows>
+void row_block_one_output(const float* xr, const float* t, int64_t d, int64_t dv, __m256i tail, bool has_tail,
+                          const float* w, float b0, float inv_count, float* dw, double* loss, double* db) {
+  __m256 acc[kRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) acc[i] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < dv; p += 8) {
+    const __m256 wp = _mm256_loadu_ps(w + p);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + i * d + p), wp, acc[i]);
+  }
+  if (has_tail) {
+    const __m256 wp = _mm256_maskload_ps(w + dv, tail);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) acc[i] = _mm256_fmadd_ps(_mm256_maskload_ps(xr + i * d + dv, tail), wp, acc[i]);
+  }
+  __m256 g[kRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    float gi;
+    *loss += static_cast<double>(tb::mse_element(reduce_add(acc[i]) + b0, t[i], inv_count, &gi));
+    *db += static_cast<double>(gi);
+    g[i] = _mm256_set1_ps(gi);
+  }
+  for (int64_t p = 0; p < dv; p += 8) {
+    __m256 v = _mm256_loadu_ps(dw + p);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) v = _mm256_fmadd_ps(g[i], _mm256_loadu_ps(xr + i * d + p), v);
+    _mm256_storeu_ps(dw + p, v);
+  }
+  if (has_tail) {
+    __m256 v = _mm256_maskload_ps(dw + dv, tail);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) v = _mm256_fmadd_ps(g[i], _mm256_maskload_ps(xr + i * d + dv, tail), v);
+    _mm256_maskstore_ps(dw + dv, tail, v);
+  }
+}
+
+void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
+                     float b0, float inv_count, Partial* part) {
+  constexpr int kRows = 4;
+  float* dw = part->at = part->grad.get_apart(d, x + r0 * d);
+  std::fill(dw, dw + d, 0.0f);
+  const int64_t dv = d / 8 * 8;
+  const __m256i tail = low_lanes(d - dv);
+  double loss = 0, db = 0;
+  int64_t r = r0;
+  for (; r + kRows <= r1; r += kRows) {
+    if (r + kPrefetchRows + kRows <= r1) {  // as the AVX-512 rows_one_output
+      const float* ahead = x + (r + kPrefetchRows) * d;
+      for (int64_t q = 0; q < kRows * d; q += 16) _mm_prefetch(reinterpret_cast<const char*>(ahead + q), _MM_HINT_T0);
+    }
+    row_block_one_output<kRows>(x + r * d, t + r, d, dv, tail, d > dv, w, b0, inv_count, dw, &loss, &db);
+  }
+  for (; r < r1; ++r) row_block_one_output<1>(x + r * d, t + r, d, dv, tail, d > dv, w, b0, inv_count, dw, &loss, &db);
+  part->loss = loss;
+  part->db[0] = db;
+}
+
+// z[i * ldz + j] = x_i . w_j for kR rows of x (stride d) and J rows of w (stride ldw).
+template <int kR, int J>
+inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __m256i tail,
+                        float* z, int64_t ldz) {
+  __m256 acc[kR][J];
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) acc[i][j] = _mm256_setzero_ps();
+  auto step = [&](int64_t p, auto load) {
+    __m256 wj[J];
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) wj[j] = load(w + j * ldw + p);
+#pragma GCC unroll 16
+    for (int i = 0; i < kR; ++i) {
+      const __m256 xi = load(x + i * d + p);
+#pragma GCC unroll 8
+      for (int j = 0; j < J; ++j) acc[i][j] = _mm256_fmadd_ps(xi, wj[j], acc[i][j]);
+    }
+  };
+  for (int64_t p = 0; p < dv; p += 8) step(p, [](const float* a) { return _mm256_loadu_ps(a); });
+  if (d > dv) step(dv, [tail](const float* a) { return _mm256_maskload_ps(a, tail); });
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) z[i * ldz + j] = reduce_add(acc[i][j]);
+}
+
+// dw_j += sum_i g[i * ldg + j] x_i for J rows of dw (stride ldw), row after row.
+template <int kR, int J>
+inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d, int64_t dv, __m256i tail,
+                         float* dw, int64_t ldw) {
+  __m256 gv[kR][J];
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) gv[i][j] = _mm256_set1_ps(g[i * ldg + j]);
+  auto step = [&](int64_t p, auto load, auto store) {
+    __m256 acc[J];
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) acc[j] = load(dw + j * ldw + p);
+#pragma GCC unroll 16
+    for (int i = 0; i < kR; ++i) {
+      const __m256 xi = load(x + i * d + p);
+#pragma GCC unroll 8
+      for (int j = 0; j < J; ++j) acc[j] = _mm256_fmadd_ps(gv[i][j], xi, acc[j]);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) store(dw + j * ldw + p, acc[j]);
+  };
+  for (int64_t p = 0; p < dv; p += 8) {
+    step(p, [](const float* a) { return _mm256_loadu_ps(a); }, [](float* a, __m256 v) { _mm256_storeu_ps(a, v); });
+  }
+  if (d > dv) {
+    step(dv, [tail](const float* a) { return _mm256_maskload_ps(a, tail); },
+         [tail](float* a, __m256 v) { _mm256_maskstore_ps(a, tail, v); });
+  }
+}
+
+// 2 <= O <= kAllDotMaxOutputs: as the AVX-512 rows_dot_only (W a copy and dW: O rows at
+// stride dot_row_stride(d)), kDotRows rows a block, at most kDotGroup outputs a sweep.
+void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
+                   const float* b, float inv_count, Partial* part) {
+  const int64_t ld = dot_row_stride(d);
+  float* dw = part->at = part->grad.get_apart(o * ld, x + r0 * d);
+  std::fill(dw, dw + o * ld, 0.0f);
+  const int64_t dv = d / 8 * 8;
+  const __m256i tail = low_lanes(d - dv);
+  double loss = 0, db[kAllDotMaxOutputs] = {};
+  const auto block = [&](auto rows, int64_t r) {
+    constexpr int kR = decltype(rows)::value;
+    constexpr int kJ = dot_group_for(kR);
+    float g[kR][kAllDotMaxOutputs];
+    const float* xr = x + r * d;
+    for_each_sweep<kJ>(o, [&](int64_t j0, auto j) {
+      dot_forward<kR, decltype(j)::value>(xr, w + j0 * ld, ld, d, dv, tail, &g[0][j0], kAllDotMaxOutputs);
+    });
+    for (int i = 0; i < kR; ++i) {
+      for (int64_t k = 0; k < o; ++k) {
+        float gk;
+        loss += static_cast<double>(tb::mse_element(g[i][k] + b[k], t[(r + i) * o + k], inv_count, &gk));
+        db[k] += static_cast<double>(gk);
+        g[i][k] = gk;
+      }
+    }
+    for_each_sweep<kJ>(o, [&](int64_t j0, auto j) {
+      dot_backward<kR, decltype(j)::value>(xr, &g[0][j0], kAllDotMaxOutputs, d, dv, tail, dw + j0 * ld, ld);
+    });
+  };
+  int64_t r = r0;
+  for (; r + kDotRows <= r1; r += kDotRows) block(std::integral_constant<int, kDotRows>{}, r);
+  for (; r < r1; ++r) block(std::integral_constant<int, 1>{}, r);
+  part->loss = loss;
+  std::copy(db, db + o, part->db);
+}
+
+void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
+                       const float* wt, const float* b, float inv_count, Partial* part) {
+  rows_dot_only(x, t, r0, r1, d, o, wt + d * vector_lanes(o), b, inv_count, part);  // vector_lanes(o) == 0 here
+}
+
 #else  // portable: one output as plain loops (wider O take the blocked step, see linear_step.h)
 
 void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
@@ -702,11 +904,14 @@ std::string linear_step_implementation() {
   const GemmConfig& g = gemm_config();
 #if defined(__AVX512F__)
   const char* one_pass = "AVX-512 intrinsics";
+#elif defined(TB_LINEAR_STEP_AVX2)
+  const char* one_pass = "AVX2 intrinsics";
 #else
   const char* one_pass = "portable loops";
 #endif
+  const int64_t dot_max = std::min(kAllDotMaxOutputs, kOnePassMaxOutputs);
   const std::string dot_only =
-      kOnePassMaxOutputs > 1 ? "O = 2 to " + std::to_string(kAllDotMaxOutputs) + ": dot products along D, " +
+      kOnePassMaxOutputs > 1 ? "O = 2 to " + std::to_string(dot_max) + ": dot products along D, " +
                                    std::to_string(kDotRows) + " rows x " + std::to_string(kDotGroup) +
                                    " outputs a sweep; "
                              : "";
@@ -766,7 +971,7 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     }
     const int64_t r0 = rows * tid / n, r1 = rows * (tid + 1) / n;
     if (o == 1) rows_one_output(x, t, r0, r1, d, w, b[0], inv_count, &part[tid]);
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(TB_LINEAR_STEP_AVX2)
     else rows_many_outputs(x, t, r0, r1, d, o, wt, b, inv_count, &part[tid]);
 #endif
     if (n > 1) {
