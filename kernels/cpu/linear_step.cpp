@@ -1,7 +1,8 @@
 // kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 88 outputs
 // where compiled for AVX-512, O <= 8 for AVX2 without it (O = 1 and the all-dot form
 // below, on ymm vectors), O = 1 elsewhere (wider: linear_step_blocked.cpp).
-// Per thread, over its share of the rows:
+// Per thread, over its share of the rows (as AVX-512 code; the AVX2 code does O = 1 and
+// 2 <= O <= 8 the same way on 8-float vectors, 4-row blocks, 3 outputs a sweep):
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
 //   2 <= O <= 20: blocks of 6 rows, every output as dot products along D, 4 outputs a
@@ -79,9 +80,9 @@ constexpr int64_t kDotMaxOutputs = 3;
 // 1.36x, 16 1.10x, 17 +5 to 16%, 18 +18%, 20 +9%; 22 -4% and 24 -2% (within the rounds'
 // spread), so not past 20. Two threads: O = 8 +73%, 16 +4%, 17 +9%.
 constexpr int64_t kAllDotMaxOutputs = 20;
-// Outputs per dot-form sweep (accumulators kR x kDotGroup, at most 24), and rows per block
-// when every output is in dot form (their backward holds kR x kDotGroup broadcasts of g).
-// 6 rows against 4 and 8 at O = 4 to 16: 6 faster by 4 to 27%.
+// Outputs per dot-form sweep (accumulators kR x kDotGroup, at most kDotAccumulators), and
+// rows per block when every output is in dot form (their backward holds kR x kDotGroup
+// broadcasts of g). AVX-512: 6 rows against 4 and 8 at O = 4 to 16: 6 faster by 4 to 27%.
 #if defined(TB_LINEAR_STEP_AVX2)
 // AVX2 (16 ymm registers): 4 rows x 3 outputs, 12 accumulators, 3 of W's rows and one
 // of x's vectors. Against 3 x 4 and 6 x 2 (AMD EPYC Zen 3, D 1024, one thread, 5 pairs
@@ -695,9 +696,10 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
 #elif defined(TB_LINEAR_STEP_AVX2)
 // AVX2 + FMA without AVX-512 (Zen 2/3, Intel before Skylake-SP): the same one-output rows
 // and all-dot-form blocks as the AVX-512 code above, on 8-float ymm vectors in 16
-// registers (kDotRows x kDotGroup accumulators, at most 12); every sum in the same order
-// as there, row after row. Outputs past kAllDotMaxOutputs take the blocked step: the
-// vector forms' kR x V accumulators need the 32 zmm registers.
+// registers (kDotRows x kDotGroup accumulators, at most 12); the sums run row after row
+// as there, each dot product over 8 lanes and its own horizontal sum (so the float
+// rounding differs from the AVX-512 build's). Outputs past kOnePassMaxOutputs (8) take the
+// blocked step: the vector forms' kR x V accumulators need the 32 zmm registers.
 
 // _mm256_maskload_ps/_mm256_maskstore_ps's mask for lanes [0, n), 0 <= n <= 8: D's last
 // d % 8 floats (masked lanes read as 0 and are not written).
@@ -830,8 +832,9 @@ inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d,
   }
 }
 
-// 2 <= O <= kAllDotMaxOutputs: as the AVX-512 rows_dot_only (W a copy and dW: O rows at
-// stride dot_row_stride(d)), kDotRows rows a block, at most kDotGroup outputs a sweep.
+// 2 <= O <= kOnePassMaxOutputs (Partial::db holds that many): as the AVX-512 rows_dot_only
+// (W a copy and dW: O rows at stride dot_row_stride(d)), kDotRows rows a block, at most
+// kDotGroup outputs a sweep.
 void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
                    const float* b, float inv_count, Partial* part) {
   const int64_t ld = dot_row_stride(d);
