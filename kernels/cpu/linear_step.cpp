@@ -1,8 +1,10 @@
 // kernels/cpu/linear_step.cpp — see linear_step.h. B rows, D inputs, O <= 88 outputs
-// where compiled for AVX-512, O <= 8 for AVX2 without it (O = 1 and the all-dot form
-// below, on ymm vectors), O = 1 elsewhere (wider: linear_step_blocked.cpp).
-// Per thread, over its share of the rows (as AVX-512 code; the AVX2 code does O = 1 and
-// 2 <= O <= 8 the same way on 8-float vectors, 4-row blocks, 3 outputs a sweep):
+// where compiled for AVX-512, O <= 25 for AVX2 without it, O = 1 elsewhere (wider:
+// linear_step_blocked.cpp).
+// Per thread, over its share of the rows (as AVX-512 code; the AVX2 code does the same on
+// 8-float vectors: O = 1; 2 <= O <= 8 all in dot form, 4-row blocks, 3 outputs a sweep;
+// 9 <= O <= 25 in two or three vectors of outputs, 6- or 4-row blocks, zero-padded or with
+// 1 to 3 outputs in dot form, no shared vector and no superblocks):
 //   O == 1: per row, z = x . w + b (D/16 vector FMAs and one horizontal sum), the loss
 //           term, then dw += g x from the same row still in registers/L1.
 //   2 <= O <= 20: blocks of 6 rows, every output as dot products along D, 4 outputs a
@@ -69,6 +71,11 @@ using Transposer = gemm_detail::Portable;
 // form toggled); past four or five vectors, where a shared vector means 4-row blocks,
 // n = 2 and 3 in dot form +2 to 17%. So: n = 1; n = 2 from two vectors on; n = 3 from
 // four vectors on.
+// AVX2 (8-float vectors, O = 8V + n): n = 1 to 3 past two vectors, n = 1 past three
+// (dot_outputs_for). Against a zero-padded third or fourth vector (AMD EPYC Zen 3, D 1024,
+// one thread, medians of 5 pairs alternating in one process): O = 17 1.34x, 18 1.35x, 19
+// (against the blocked step, which was level with the padded vector) 1.23x; O = 25 1.10x,
+// 26 0.98x and 27 1.02x against the blocked step.
 constexpr int64_t kDotMaxOutputs = 3;
 // Up to this many outputs (O >= 2) every output goes in dot form, kDotGroup at a time
 // (rows_dot_only), none in a vector. With one vector of W^T (O <= 16, or 17 to 24 with a
@@ -79,7 +86,13 @@ constexpr int64_t kDotMaxOutputs = 3;
 // memory, one thread, best of 7 in 3 to 5 alternating rounds): O = 4 2.7x, 8 1.84x, 12
 // 1.36x, 16 1.10x, 17 +5 to 16%, 18 +18%, 20 +9%; 22 -4% and 24 -2% (within the rounds'
 // spread), so not past 20. Two threads: O = 8 +73%, 16 +4%, 17 +9%.
+#if defined(TB_LINEAR_STEP_AVX2)
+// AVX2: two 8-float vectors (6-row blocks) against the dot form at O = 9, 10, 12 (Zen 3, one
+// thread): 1.06x, 1.17x, 1.41x; one vector (12-row blocks) at O = 5 to 8 0.28 to 0.37x.
+constexpr int64_t kAllDotMaxOutputs = 8;
+#else
 constexpr int64_t kAllDotMaxOutputs = 20;
+#endif
 // Outputs per dot-form sweep (accumulators kR x kDotGroup, at most kDotAccumulators), and
 // rows per block when every output is in dot form (their backward holds kR x kDotGroup
 // broadcasts of g). AVX-512: 6 rows against 4 and 8 at O = 4 to 16: 6 faster by 4 to 27%.
@@ -102,21 +115,33 @@ constexpr int kDotAccumulators = 24;
 // at O = 68 to 88 (four and five); six vectors (4 rows, all 24 accumulators) lost at 96.
 constexpr int64_t kOnePassMaxOutputs = 88;
 #elif defined(TB_LINEAR_STEP_AVX2)
-// O = 1, and 2 to 8 all in dot form; from 9 on the blocked step. Against the blocked step
-// (AMD EPYC Zen 3, D 1024, medians of 5 pairs alternating, one / two threads): O = 2
-// 2.01x / 2.15x, 3 1.90x, 4 1.40x / 1.62x, 6 1.22x, 8 1.07x / 1.13x, 10 0.98x / 1.00x,
-// 12 0.90x, 16 0.73x, 20 0.77x: with 12 accumulators a sweep of 3 outputs re-reads the
-// block's x from L1 O / 3 times, and its backward moves dW through L2 once per 4 rows.
+// O = 1; 2 to 8 all in dot form; 9 to 25 in two or three 8-float vectors (and up to 3 in
+// dot form); from 26 on the blocked step. Against the blocked step (AMD EPYC Zen 3, D
+// 1024, medians of 5 pairs alternating in one process, one / two threads): O = 2 2.01x /
+// 2.15x, 3 1.90x, 4 1.40x / 1.62x, 6 1.22x, 8 1.07x / 1.13x (the dot form: past 8 it
+// lost, 0.73x at 16, as a sweep of 3 outputs re-reads the block's x from L1 O / 3 times);
+// O = 9 1.22x / 1.12x, 12 1.29x / 1.33x, 13 1.26x, 16 1.21 to 1.32x / 1.30 to 1.39x, 17
+// 1.49x / 1.53x, 18 1.34x, 19 1.23x / 1.35x, 20 1.03x / 1.21x, 21 1.07x, 24 0.97 to 1.01x /
+// 1.07x, 25 1.10x / 1.15x; four vectors (3-row blocks) at O = 25 to 32 0.94 to 0.97x / 0.90x
+// at 32. One backward for two to four blocks (g from L1, dW^T kept in registers for 2 or 4
+// columns, as row_superblock) was level or 0.5 to 0.8x at O = 16 to 32: not kept.
 // O = 1 against the portable loops: 1.13x one thread, 0.96x [0.92-1.12] two (memory-bound).
-constexpr int64_t kOnePassMaxOutputs = 8;
+constexpr int64_t kOnePassMaxOutputs = 25;
 #else
 constexpr int64_t kOnePassMaxOutputs = 1;
 #endif
 constexpr int64_t kLanes = kOnePassMaxOutputs;  // the most outputs a thread sums db for
-// Lanes used for O outputs: O rounded up to whole 16-float vectors (W^T and dW^T rows).
-constexpr int64_t lanes_for(int64_t o) { return (o + 15) / 16 * 16; }
+// Lanes used for O outputs: O rounded up to whole vectors of kVec floats (W^T and dW^T
+// rows): zmm (16) where compiled for AVX-512, ymm (8) for AVX2.
+#if defined(TB_LINEAR_STEP_AVX2)
+constexpr int64_t kVec = 8;
+#else
+constexpr int64_t kVec = 16;
+#endif
+constexpr int64_t lanes_for(int64_t o) { return (o + kVec - 1) / kVec * kVec; }
 constexpr int64_t dot_outputs_for(int64_t o) {
   if (o >= 2 && o <= kAllDotMaxOutputs) return o;
+  if (kVec == 8) return (o > 16 && o < 20) || o == 25 ? o % 8 : 0;  // AVX2: see kDotMaxOutputs
   const int64_t n = o % 16;
   return o > 16 && (n == 1 || (n == 2 && o > 32) || (o > 64 && n <= kDotMaxOutputs)) ? n : 0;
 }
@@ -125,7 +150,7 @@ constexpr int64_t dot_outputs_for(int64_t o) {
 // Against a zero-padded vector: +12 to 18% at O = 19 to 56, 1 and 2 threads (one FMA per
 // row pair and p instead of two; the pair's broadcast is a blend, off the FMA ports).
 constexpr int64_t half_outputs_for(int64_t o) {
-  return o > 16 && o < 96 && dot_outputs_for(o) == 0 && o % 16 >= 2 && o % 16 <= 8 ? o % 16 : 0;
+  return kVec == 16 && o > 16 && o < 96 && dot_outputs_for(o) == 0 && o % 16 >= 2 && o % 16 <= 8 ? o % 16 : 0;
 }
 // Outputs in whole vectors of their own (zero-padded past O when neither form applies).
 constexpr int64_t full_outputs_for(int64_t o) { return o - dot_outputs_for(o) - half_outputs_for(o); }
@@ -334,6 +359,151 @@ inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d,
   if (tail) step(dv, tail);
 }
 
+#elif defined(TB_LINEAR_STEP_AVX2)
+// AVX2 + FMA without AVX-512 (Zen 2/3, Intel before Skylake-SP): the same one-output rows
+// and all-dot-form blocks as the AVX-512 code above, on 8-float ymm vectors in 16
+// registers (kDotRows x kDotGroup accumulators, at most 12); the sums run row after row
+// as there, each dot product over 8 lanes and its own horizontal sum (so the float
+// rounding differs from the AVX-512 build's). The vector forms follow the shared dot-form
+// code below.
+
+// _mm256_maskload_ps/_mm256_maskstore_ps's mask for lanes [0, n), 0 <= n <= 8: D's last
+// d % 8 floats (masked lanes read as 0 and are not written).
+inline __m256i low_lanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+inline float reduce_add(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// O == 1, kRows rows [xr, xr + kRows d): as the AVX-512 row_block_one_output.
+template <int kRows>
+void row_block_one_output(const float* xr, const float* t, int64_t d, int64_t dv, __m256i tail, bool has_tail,
+                          const float* w, float b0, float inv_count, float* dw, double* loss, double* db) {
+  __m256 acc[kRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) acc[i] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < dv; p += 8) {
+    const __m256 wp = _mm256_loadu_ps(w + p);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + i * d + p), wp, acc[i]);
+  }
+  if (has_tail) {
+    const __m256 wp = _mm256_maskload_ps(w + dv, tail);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) acc[i] = _mm256_fmadd_ps(_mm256_maskload_ps(xr + i * d + dv, tail), wp, acc[i]);
+  }
+  __m256 g[kRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kRows; ++i) {
+    float gi;
+    *loss += static_cast<double>(tb::mse_element(reduce_add(acc[i]) + b0, t[i], inv_count, &gi));
+    *db += static_cast<double>(gi);
+    g[i] = _mm256_set1_ps(gi);
+  }
+  for (int64_t p = 0; p < dv; p += 8) {
+    __m256 v = _mm256_loadu_ps(dw + p);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) v = _mm256_fmadd_ps(g[i], _mm256_loadu_ps(xr + i * d + p), v);
+    _mm256_storeu_ps(dw + p, v);
+  }
+  if (has_tail) {
+    __m256 v = _mm256_maskload_ps(dw + dv, tail);
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i) v = _mm256_fmadd_ps(g[i], _mm256_maskload_ps(xr + i * d + dv, tail), v);
+    _mm256_maskstore_ps(dw + dv, tail, v);
+  }
+}
+
+void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
+                     float b0, float inv_count, Partial* part) {
+  constexpr int kRows = 4;
+  float* dw = part->at = part->grad.get_apart(d, x + r0 * d);
+  std::fill(dw, dw + d, 0.0f);
+  const int64_t dv = d / 8 * 8;
+  const __m256i tail = low_lanes(d - dv);
+  double loss = 0, db = 0;
+  int64_t r = r0;
+  for (; r + kRows <= r1; r += kRows) {
+    if (r + kPrefetchRows + kRows <= r1) {  // as the AVX-512 rows_one_output
+      const float* ahead = x + (r + kPrefetchRows) * d;
+      for (int64_t q = 0; q < kRows * d; q += 16) _mm_prefetch(reinterpret_cast<const char*>(ahead + q), _MM_HINT_T0);
+    }
+    row_block_one_output<kRows>(x + r * d, t + r, d, dv, tail, d > dv, w, b0, inv_count, dw, &loss, &db);
+  }
+  for (; r < r1; ++r) row_block_one_output<1>(x + r * d, t + r, d, dv, tail, d > dv, w, b0, inv_count, dw, &loss, &db);
+  part->loss = loss;
+  part->db[0] = db;
+}
+
+// z[i * ldz + j] = x_i . w_j for kR rows of x (stride d) and J rows of w (stride ldw).
+template <int kR, int J>
+inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __m256i tail,
+                        float* z, int64_t ldz) {
+  __m256 acc[kR][J];
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) acc[i][j] = _mm256_setzero_ps();
+  auto step = [&](int64_t p, auto load) {
+    __m256 wj[J];
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) wj[j] = load(w + j * ldw + p);
+#pragma GCC unroll 16
+    for (int i = 0; i < kR; ++i) {
+      const __m256 xi = load(x + i * d + p);
+#pragma GCC unroll 8
+      for (int j = 0; j < J; ++j) acc[i][j] = _mm256_fmadd_ps(xi, wj[j], acc[i][j]);
+    }
+  };
+  for (int64_t p = 0; p < dv; p += 8) step(p, [](const float* a) { return _mm256_loadu_ps(a); });
+  if (d > dv) step(dv, [tail](const float* a) { return _mm256_maskload_ps(a, tail); });
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) z[i * ldz + j] = reduce_add(acc[i][j]);
+}
+
+// dw_j += sum_i g[i * ldg + j] x_i for J rows of dw (stride ldw), row after row.
+template <int kR, int J>
+inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d, int64_t dv, __m256i tail,
+                         float* dw, int64_t ldw) {
+  __m256 gv[kR][J];
+#pragma GCC unroll 16
+  for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) gv[i][j] = _mm256_set1_ps(g[i * ldg + j]);
+  auto step = [&](int64_t p, auto load, auto store) {
+    __m256 acc[J];
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) acc[j] = load(dw + j * ldw + p);
+#pragma GCC unroll 16
+    for (int i = 0; i < kR; ++i) {
+      const __m256 xi = load(x + i * d + p);
+#pragma GCC unroll 8
+      for (int j = 0; j < J; ++j) acc[j] = _mm256_fmadd_ps(gv[i][j], xi, acc[j]);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < J; ++j) store(dw + j * ldw + p, acc[j]);
+  };
+  for (int64_t p = 0; p < dv; p += 8) {
+    step(p, [](const float* a) { return _mm256_loadu_ps(a); }, [](float* a, __m256 v) { _mm256_storeu_ps(a, v); });
+  }
+  if (d > dv) {
+    step(dv, [tail](const float* a) { return _mm256_maskload_ps(a, tail); },
+         [tail](float* a, __m256 v) { _mm256_maskstore_ps(a, tail, v); });
+  }
+}
+
+#endif
+
+#if defined(__AVX512F__) || defined(TB_LINEAR_STEP_AVX2)
+// Shared by the AVX-512 and the AVX2 code, on their dot_forward / dot_backward, low_lanes
+// and kVec.
+
 // The n dot-form outputs of one row block: a copy of W's rows from o0 on, their bias, a
 // thread's dW rows for them, and its loss and db sums.
 struct DotOutputs {
@@ -351,8 +521,8 @@ struct DotOutputs {
 template <int kR, int kCols>
 void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o0, float inv_count,
                  const DotOutputs& r, float (&g)[kR][kCols]) {
-  const int64_t dv = d / 16 * 16;
-  const __mmask16 tail = low_lanes(d - dv);
+  const int64_t dv = d / kVec * kVec;
+  const auto tail = low_lanes(d - dv);
   for_each_sweep<dot_group_for(kR)>(r.n, [&](int64_t j0, auto j) {
     dot_forward<kR, decltype(j)::value>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols);
   });
@@ -368,15 +538,15 @@ void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o
 
 template <int kR, int kCols>
 void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (&g)[kR][kCols]) {
-  const int64_t dv = d / 16 * 16;
-  const __mmask16 tail = low_lanes(d - dv);
+  const int64_t dv = d / kVec * kVec;
+  const auto tail = low_lanes(d - dv);
   for_each_sweep<dot_group_for(kR)>(r.n, [&](int64_t j0, auto j) {
     dot_backward<kR, decltype(j)::value>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld);
   });
 }
 
 // 2 <= O <= kAllDotMaxOutputs: every output in dot form, kDotRows rows a block: per
-// kDotGroup outputs, the forward per 16 p loads kR vectors of x and kDotGroup of W's rows
+// kDotGroup outputs, the forward per vector of p loads kR vectors of x and kDotGroup of W's rows
 // for kR x kDotGroup FMAs, the backward the same x (in L1 now) and kDotGroup vectors of
 // dW's rows, loaded and stored. W (a copy) and dW: O rows at stride dot_row_stride(d).
 // Each row's z and each dW element sum in an order that does not depend on the block
@@ -407,6 +577,10 @@ void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64
   part->loss = loss;
   std::copy(db, db + o, part->db);
 }
+
+#endif
+
+#if defined(__AVX512F__)
 
 // O > 20: kR rows x[0..kR) (row stride d) against W^T (d x L), into dW^T (d x L):
 // V vectors of outputs per row (O <= 16V; or O = 16V + n with kDot; or O = 16V + h with
@@ -694,185 +868,143 @@ void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, i
 }
 
 #elif defined(TB_LINEAR_STEP_AVX2)
-// AVX2 + FMA without AVX-512 (Zen 2/3, Intel before Skylake-SP): the same one-output rows
-// and all-dot-form blocks as the AVX-512 code above, on 8-float ymm vectors in 16
-// registers (kDotRows x kDotGroup accumulators, at most 12); the sums run row after row
-// as there, each dot product over 8 lanes and its own horizontal sum (so the float
-// rounding differs from the AVX-512 build's). Outputs past kOnePassMaxOutputs (8) take the
-// blocked step: the vector forms' kR x V accumulators need the 32 zmm registers.
 
-// _mm256_maskload_ps/_mm256_maskstore_ps's mask for lanes [0, n), 0 <= n <= 8: D's last
-// d % 8 floats (masked lanes read as 0 and are not written).
-inline __m256i low_lanes(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+// O > kAllDotMaxOutputs (8): V = ceil(O / 8) vectors of 8 outputs per row, zero-padded past
+// O, or O = 8V + n with the n <= kDotMaxOutputs past V >= 2 whole vectors in dot form
+// (dot_outputs_for). kR = vector_rows<V>() rows a block: W^T (D x 8V) packed once per
+// step; per p the forward loads V vectors of W^T, broadcasts kR values of x and does
+// kR x V FMAs into z; the backward loads and stores V vectors of a private dW^T (D x 8V)
+// row p and adds x_i[p] g_i for the block's rows, still in L1. kR x V accumulators (z,
+// then g), V vectors of W^T or dW^T and one broadcast: at most the 16 ymm registers.
+template <int V>
+constexpr int vector_rows() {
+  return V == 2 ? 6 : 4;
 }
 
-inline float reduce_add(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+// acc[0] += v[0..4), acc[1] += v[4..8), in double.
+inline void add_as_double(__m256d* acc, __m256 v) {
+  acc[0] = _mm256_add_pd(acc[0], _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  acc[1] = _mm256_add_pd(acc[1], _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
-// O == 1, kRows rows [xr, xr + kRows d): as the AVX-512 row_block_one_output.
-template <int kRows>
-void row_block_one_output(const float* xr, const float* t, int64_t d, int64_t dv, __m256i tail, bool has_tail,
-                          const float* w, float b0, float inv_count, float* dw, double* loss, double* db) {
-  __m256 acc[kRows];
+// The forward of kR rows: z = x W^T + b, then per lane tb::mse_element's loss term and
+// gradient into g[i][v], the loss and db summed in double (2 accumulators per vector).
+template <int kR, int V>
+[[gnu::always_inline]] inline void forward_rows(const float* x, const float* t, int64_t d, int64_t o, const float* wt,
+                                                const __m256* bias, __m256 two, __m256 inv, __m256d* loss,
+                                                __m256d* db, __m256 (&g)[kR][V]) {
+  constexpr int64_t L = 8 * V;
+  __m256 z[kR][V];
 #pragma GCC unroll 8
-  for (int i = 0; i < kRows; ++i) acc[i] = _mm256_setzero_ps();
-  for (int64_t p = 0; p < dv; p += 8) {
-    const __m256 wp = _mm256_loadu_ps(w + p);
-#pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) acc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(xr + i * d + p), wp, acc[i]);
-  }
-  if (has_tail) {
-    const __m256 wp = _mm256_maskload_ps(w + dv, tail);
-#pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) acc[i] = _mm256_fmadd_ps(_mm256_maskload_ps(xr + i * d + dv, tail), wp, acc[i]);
-  }
-  __m256 g[kRows];
-#pragma GCC unroll 8
-  for (int i = 0; i < kRows; ++i) {
-    float gi;
-    *loss += static_cast<double>(tb::mse_element(reduce_add(acc[i]) + b0, t[i], inv_count, &gi));
-    *db += static_cast<double>(gi);
-    g[i] = _mm256_set1_ps(gi);
-  }
-  for (int64_t p = 0; p < dv; p += 8) {
-    __m256 v = _mm256_loadu_ps(dw + p);
-#pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) v = _mm256_fmadd_ps(g[i], _mm256_loadu_ps(xr + i * d + p), v);
-    _mm256_storeu_ps(dw + p, v);
-  }
-  if (has_tail) {
-    __m256 v = _mm256_maskload_ps(dw + dv, tail);
-#pragma GCC unroll 8
-    for (int i = 0; i < kRows; ++i) v = _mm256_fmadd_ps(g[i], _mm256_maskload_ps(xr + i * d + dv, tail), v);
-    _mm256_maskstore_ps(dw + dv, tail, v);
-  }
-}
-
-void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, const float* w,
-                     float b0, float inv_count, Partial* part) {
-  constexpr int kRows = 4;
-  float* dw = part->at = part->grad.get_apart(d, x + r0 * d);
-  std::fill(dw, dw + d, 0.0f);
-  const int64_t dv = d / 8 * 8;
-  const __m256i tail = low_lanes(d - dv);
-  double loss = 0, db = 0;
-  int64_t r = r0;
-  for (; r + kRows <= r1; r += kRows) {
-    if (r + kPrefetchRows + kRows <= r1) {  // as the AVX-512 rows_one_output
-      const float* ahead = x + (r + kPrefetchRows) * d;
-      for (int64_t q = 0; q < kRows * d; q += 16) _mm_prefetch(reinterpret_cast<const char*>(ahead + q), _MM_HINT_T0);
-    }
-    row_block_one_output<kRows>(x + r * d, t + r, d, dv, tail, d > dv, w, b0, inv_count, dw, &loss, &db);
-  }
-  for (; r < r1; ++r) row_block_one_output<1>(x + r * d, t + r, d, dv, tail, d > dv, w, b0, inv_count, dw, &loss, &db);
-  part->loss = loss;
-  part->db[0] = db;
-}
-
-// z[i * ldz + j] = x_i . w_j for kR rows of x (stride d) and J rows of w (stride ldw).
-template <int kR, int J>
-inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __m256i tail,
-                        float* z, int64_t ldz) {
-  __m256 acc[kR][J];
-#pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) z[i][v] = bias[v];
+  for (int64_t p = 0; p < d; ++p) {
+    __m256 wp[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) wp[v] = _mm256_load_ps(wt + p * L + 8 * v);
 #pragma GCC unroll 8
-    for (int j = 0; j < J; ++j) acc[i][j] = _mm256_setzero_ps();
-  auto step = [&](int64_t p, auto load) {
-    __m256 wj[J];
-#pragma GCC unroll 8
-    for (int j = 0; j < J; ++j) wj[j] = load(w + j * ldw + p);
-#pragma GCC unroll 16
     for (int i = 0; i < kR; ++i) {
-      const __m256 xi = load(x + i * d + p);
-#pragma GCC unroll 8
-      for (int j = 0; j < J; ++j) acc[i][j] = _mm256_fmadd_ps(xi, wj[j], acc[i][j]);
+      const __m256 xi = _mm256_broadcast_ss(x + i * d + p);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) z[i][v] = _mm256_fmadd_ps(xi, wp[v], z[i][v]);
     }
-  };
-  for (int64_t p = 0; p < dv; p += 8) step(p, [](const float* a) { return _mm256_loadu_ps(a); });
-  if (d > dv) step(dv, [tail](const float* a) { return _mm256_maskload_ps(a, tail); });
-#pragma GCC unroll 16
-  for (int i = 0; i < kR; ++i)
+  }
 #pragma GCC unroll 8
-    for (int j = 0; j < J; ++j) z[i * ldz + j] = reduce_add(acc[i][j]);
+  for (int i = 0; i < kR; ++i) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      // tb::mse_element per lane; lanes past the vectors' outputs hold 0 - 0 (zero-padded
+      // W^T and bias, masked t).
+      const __m256 tv = _mm256_maskload_ps(t + i * o + 8 * v, low_lanes(o - 8 * v));
+      const __m256 diff = _mm256_sub_ps(z[i][v], tv);
+      g[i][v] = _mm256_mul_ps(_mm256_mul_ps(two, diff), inv);
+      add_as_double(loss + 2 * v, _mm256_mul_ps(diff, diff));
+      add_as_double(db + 2 * v, g[i][v]);
+    }
+  }
 }
 
-// dw_j += sum_i g[i * ldg + j] x_i for J rows of dw (stride ldw), row after row.
-template <int kR, int J>
-inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d, int64_t dv, __m256i tail,
-                         float* dw, int64_t ldw) {
-  __m256 gv[kR][J];
-#pragma GCC unroll 16
-  for (int i = 0; i < kR; ++i)
+// One block of kR rows: forward_rows (and the dot-form outputs, kDot), then dW^T +=
+// x_i g_i row after row. next: the next block's rows (null: none), asked into L2 a line
+// per p, so that its forward reads L2, not memory.
+template <int kR, int V, bool kDot>
+void row_block(const float* x, const float* t, int64_t d, int64_t o, const float* wt, const __m256* bias, __m256 two,
+               __m256 inv, float* dwt, __m256d* loss, __m256d* db, const DotOutputs& rem, float inv_count,
+               const float* next) {
+  constexpr int64_t L = 8 * V;
+  __m256 g[kR][V];
+  forward_rows<kR, V>(x, t, d, o, wt, bias, two, inv, loss, db, g);
+  float gr[kR][kDotMaxOutputs];
+  if constexpr (kDot) dot_outputs<kR>(x, t, d, o, L, inv_count, rem, gr);
+  const int64_t next_lines = next != nullptr ? (kR * d + 15) / 16 : 0;  // 16 floats a line, at most d
+  if (next != nullptr) {
+    for (int64_t q = 0; q < kR * o; q += 16) __builtin_prefetch(t + kR * o + q, 0, 2);
+  }
+  for (int64_t p = 0; p < d; ++p) {
+    if (p < next_lines) __builtin_prefetch(next + 16 * p, 0, 2);
+    __m256 acc[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) acc[v] = _mm256_load_ps(dwt + p * L + 8 * v);
 #pragma GCC unroll 8
-    for (int j = 0; j < J; ++j) gv[i][j] = _mm256_set1_ps(g[i * ldg + j]);
-  auto step = [&](int64_t p, auto load, auto store) {
-    __m256 acc[J];
-#pragma GCC unroll 8
-    for (int j = 0; j < J; ++j) acc[j] = load(dw + j * ldw + p);
-#pragma GCC unroll 16
     for (int i = 0; i < kR; ++i) {
-      const __m256 xi = load(x + i * d + p);
-#pragma GCC unroll 8
-      for (int j = 0; j < J; ++j) acc[j] = _mm256_fmadd_ps(gv[i][j], xi, acc[j]);
+      const __m256 xi = _mm256_broadcast_ss(x + i * d + p);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[v] = _mm256_fmadd_ps(xi, g[i][v], acc[v]);
     }
-#pragma GCC unroll 8
-    for (int j = 0; j < J; ++j) store(dw + j * ldw + p, acc[j]);
-  };
-  for (int64_t p = 0; p < dv; p += 8) {
-    step(p, [](const float* a) { return _mm256_loadu_ps(a); }, [](float* a, __m256 v) { _mm256_storeu_ps(a, v); });
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) _mm256_store_ps(dwt + p * L + 8 * v, acc[v]);
   }
-  if (d > dv) {
-    step(dv, [tail](const float* a) { return _mm256_maskload_ps(a, tail); },
-         [tail](float* a, __m256 v) { _mm256_maskstore_ps(a, tail, v); });
-  }
+  if constexpr (kDot) dot_gradients<kR>(x, d, rem, gr);
 }
 
-// 2 <= O <= kOnePassMaxOutputs (Partial::db holds that many): as the AVX-512 rows_dot_only
-// (W a copy and dW: O rows at stride dot_row_stride(d)), kDotRows rows a block, at most
-// kDotGroup outputs a sweep.
-void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
-                   const float* b, float inv_count, Partial* part) {
+// Rows [r0, r1) with V vectors of outputs (and dot_outputs_for(o) in dot form), in blocks
+// of vector_rows<V>() rows.
+template <int V>
+void rows_many_outputs_v(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
+                         const float* wt, const float* b, float inv_count, Partial* part) {
+  constexpr int64_t L = 8 * V;
+  constexpr int kR = vector_rows<V>();
+  const int64_t n = dot_outputs_for(o), o_vec = o - n;
   const int64_t ld = dot_row_stride(d);
-  float* dw = part->at = part->grad.get_apart(o * ld, x + r0 * d);
-  std::fill(dw, dw + o * ld, 0.0f);
-  const int64_t dv = d / 8 * 8;
-  const __m256i tail = low_lanes(d - dv);
-  double loss = 0, db[kAllDotMaxOutputs] = {};
-  const auto block = [&](auto rows, int64_t r) {
-    constexpr int kR = decltype(rows)::value;
-    constexpr int kJ = dot_group_for(kR);
-    float g[kR][kAllDotMaxOutputs];
-    const float* xr = x + r * d;
-    for_each_sweep<kJ>(o, [&](int64_t j0, auto j) {
-      dot_forward<kR, decltype(j)::value>(xr, w + j0 * ld, ld, d, dv, tail, &g[0][j0], kAllDotMaxOutputs);
-    });
-    for (int i = 0; i < kR; ++i) {
-      for (int64_t k = 0; k < o; ++k) {
-        float gk;
-        loss += static_cast<double>(tb::mse_element(g[i][k] + b[k], t[(r + i) * o + k], inv_count, &gk));
-        db[k] += static_cast<double>(gk);
-        g[i][k] = gk;
-      }
+  float* dwt = part->at = part->grad.get_apart(d * L + n * ld, x + r0 * d);
+  std::fill(dwt, dwt + d * L + n * ld, 0.0f);
+  __m256 bias[V];
+  for (int v = 0; v < V; ++v) bias[v] = _mm256_maskload_ps(b + 8 * v, low_lanes(o_vec - 8 * v));
+  const __m256 two = _mm256_set1_ps(2.0f), inv = _mm256_set1_ps(inv_count);
+  __m256d loss[2 * V], db[2 * V];
+  for (int v = 0; v < 2 * V; ++v) loss[v] = db[v] = _mm256_setzero_pd();
+  double dot_loss = 0, dot_db[kDotMaxOutputs] = {};
+  const DotOutputs rem{wt + d * L, b + L, n, ld, dwt + d * L, &dot_loss, dot_db};
+  const auto sweep = [&](auto dot) {  // as the AVX-512 code: the row loop with and without dot form
+    constexpr bool kDot = decltype(dot)::value;
+    int64_t r = r0;
+    for (; r + kR <= r1; r += kR) {
+      const float* next = r + 2 * kR <= r1 ? x + (r + kR) * d : nullptr;  // never past this thread's rows
+      row_block<kR, V, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count, next);
     }
-    for_each_sweep<kJ>(o, [&](int64_t j0, auto j) {
-      dot_backward<kR, decltype(j)::value>(xr, &g[0][j0], kAllDotMaxOutputs, d, dv, tail, dw + j0 * ld, ld);
-    });
+    for (; r < r1; ++r) {
+      row_block<1, V, kDot>(x + r * d, t + r * o, d, o, wt, bias, two, inv, dwt, loss, db, rem, inv_count, nullptr);
+    }
   };
-  int64_t r = r0;
-  for (; r + kDotRows <= r1; r += kDotRows) block(std::integral_constant<int, kDotRows>{}, r);
-  for (; r < r1; ++r) block(std::integral_constant<int, 1>{}, r);
-  part->loss = loss;
-  std::copy(db, db + o, part->db);
+  if (n > 0) sweep(std::true_type{});
+  else sweep(std::false_type{});
+  __m256d loss_sum = loss[0];
+  for (int v = 1; v < 2 * V; ++v) loss_sum = _mm256_add_pd(loss_sum, loss[v]);
+  alignas(32) double lanes[L];
+  _mm256_store_pd(lanes, loss_sum);
+  part->loss = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + dot_loss;
+  for (int v = 0; v < 2 * V; ++v) _mm256_store_pd(lanes + 4 * v, db[v]);
+  std::copy(lanes, lanes + o_vec, part->db);
+  std::copy(dot_db, dot_db + n, part->db + o_vec);
 }
 
 void rows_many_outputs(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o,
                        const float* wt, const float* b, float inv_count, Partial* part) {
-  rows_dot_only(x, t, r0, r1, d, o, wt + d * vector_lanes(o), b, inv_count, part);  // vector_lanes(o) == 0 here
+  // vector_lanes(o) == 0 where every output is in dot form: W's copy starts at wt.
+  if (o <= kAllDotMaxOutputs) return rows_dot_only(x, t, r0, r1, d, o, wt, b, inv_count, part);
+  if (o - dot_outputs_for(o) <= 16) rows_many_outputs_v<2>(x, t, r0, r1, d, o, wt, b, inv_count, part);
+  else rows_many_outputs_v<3>(x, t, r0, r1, d, o, wt, b, inv_count, part);
 }
 
 #else  // portable: one output as plain loops (wider O take the blocked step, see linear_step.h)

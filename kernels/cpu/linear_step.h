@@ -17,9 +17,11 @@ namespace tb::cpu {
 // of accumulators in 32 zmm registers, the outputs past the last whole vector as dot
 // products, or in a vector two rows share; from 89 on the blocked step, as six vectors, 4
 // rows per sweep, lost to it at 96).
-// Compiled as AVX2 intrinsics (AVX2 + FMA without AVX-512, e.g. Zen 2/3): 8 (2 to 8
-// outputs as dot products along D, 4 rows x 3 outputs a sweep in 16 ymm registers; from 9
-// on the blocked step was level or faster on an AMD EPYC Zen 3).
+// Compiled as AVX2 intrinsics (AVX2 + FMA without AVX-512, e.g. Zen 2/3): 25 (2 to 8
+// outputs as dot products along D, 4 rows x 3 outputs a sweep in 16 ymm registers; 9 to
+// 25 in two or three 8-float vectors of outputs, 6 or 4 rows per sweep, up to 3 outputs
+// past the vectors as dot products; from 26 on the blocked step was level or faster on
+// an AMD EPYC Zen 3).
 // Compiled as portable loops: 1, as the blocked step on the run-time micro-kernel ran
 // 2.5 to 5x faster from 2 outputs on (-march=haswell and x86-64 builds on a Zen 5;
 // docs/performance.md, issue #18).

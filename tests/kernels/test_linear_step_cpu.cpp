@@ -9,7 +9,10 @@
 // every block size), four vectors (O = 52 to 67, 6-row blocks) and five (73 to 88, 4-row
 // blocks), row counts around the blocks, both sides of the parallel threshold, 1, 2 and
 // 3 threads, and a narrower O after a wider one with the same vector count (the reused
-// W^T's padding lanes must be zeroed again). The blocked path (O > 88, or called
+// W^T's padding lanes must be zeroed again). Compiled for AVX2 without AVX-512, 8-float
+// vectors instead: all dot form to O = 8, then two vectors (O = 9 to 16, 6-row blocks),
+// with 1 to 3 outputs in dot form (17 to 19), three (20 to 24, 4-row blocks), with one in
+// dot form (25), the blocked path from 26. The blocked path (past the sweep, or called
 // directly for any O) also around its 96-row blocks, the micro-tiles (12 x 32, 6 x 16)
 // and the forward's K slices, on every GEMM kernel this CPU runs, bitwise equal for 1, 2,
 // 3 and 8 threads.
@@ -131,6 +134,12 @@ TEST_P(LinearStepCpu, MatchesNaiveDouble) {
                                      {5, 17, 4}, {6, 16, 5}, {13, 33, 7}, {11, 1, 8}, {7, 15, 12}, {17, 40, 13},
                                      {12, 64, 15}, {23, 31, 17}, {9, 18, 18}, {14, 47, 20}, {1031, 33, 13},
                                      {2053, 17, 20}, {4099, 9, 6},
+                                     // AVX2's vector forms (above): 2 and 3 vectors, padded or with
+                                     // dot-form outputs, D around 8 and row tails around 6 and 4;
+                                     // the last three above the parallel threshold
+                                     {13, 9, 9}, {7, 8, 10}, {19, 23, 16}, {11, 1, 17}, {17, 7, 18},
+                                     {9, 40, 19}, {5, 8, 21}, {6, 9, 24}, {7, 15, 25}, {1031, 33, 18},
+                                     {2053, 17, 25}, {4099, 9, 11},
                                      // wider: the blocked path
                                      {3, 19, 89}, {1, 3, 100}, {200, 129, 130}};
   for (const Shape& s : shapes) expect_matches_naive(linear_mse_step, s);
