@@ -1,0 +1,53 @@
+// A/B of linear step variants, alternating per repetition in one process.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+#include <cstdint>
+using Step = double (*)(const float*, const float*, int64_t, int64_t, int64_t, const float*, const float*, float, float*, float*);
+#define DECL(ns) namespace ns::cpu { double linear_mse_step(const float*, const float*, int64_t, int64_t, int64_t, const float*, const float*, float, float*, float*); \
+  double linear_mse_step_blocked(const float*, const float*, int64_t, int64_t, int64_t, const float*, const float*, float, float*, float*); }
+DECL(tbold) DECL(tb) DECL(tbv1) DECL(tbv2) DECL(tbv3) DECL(tbv4)
+Step pick(const std::string& n) {
+  if (n == "old") return tbold::cpu::linear_mse_step;
+  if (n == "blocked") return tb::cpu::linear_mse_step_blocked;
+  if (n == "new") return tb::cpu::linear_mse_step;
+  if (n == "v1") return tbv1::cpu::linear_mse_step;
+  if (n == "v2") return tbv2::cpu::linear_mse_step;
+  if (n == "v3") return tbv3::cpu::linear_mse_step;
+  if (n == "v4") return tbv4::cpu::linear_mse_step;
+  fprintf(stderr, "unknown %s\n", n.c_str()); exit(2);
+}
+int main(int argc, char** argv) {
+  const int64_t o = atoi(argv[1]), D = 1024, B = 4096, nb = 8; const int reps = atoi(argv[2]);
+  Step f[2] = {pick(argv[3]), pick(argv[4])};
+  std::mt19937 rng(1); std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(nb * B * D), t(nb * B * o), w(o * D), b(o), dw[2] = {std::vector<float>(o * D), std::vector<float>(o * D)}, db[2] = {std::vector<float>(o), std::vector<float>(o)};
+  for (auto& v : x) v = u(rng); for (auto& v : t) v = u(rng); for (auto& v : w) v = u(rng) * 0.01f;
+  std::vector<double> tt[2], ratio;
+  for (int r = 0; r < reps + 1; ++r) {
+    double s[2];
+    for (int k = 0; k < 2; ++k) {
+      const int which = (k + r) % 2;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int64_t q = 0; q < nb; ++q)
+        f[which](x.data() + q * B * D, t.data() + q * B * o, B, D, o, w.data(), b.data(), 1.0f / (B * o), dw[which].data(), db[which].data());
+      s[which] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (r == 0) continue;  // warm-up
+    tt[0].push_back(s[0]); tt[1].push_back(s[1]); ratio.push_back(s[0] / s[1]);
+  }
+  double md = 0, mx = 0;
+  for (size_t i = 0; i < dw[0].size(); ++i) { md = std::max(md, (double)std::fabs(dw[0][i] - dw[1][i])); mx = std::max(mx, (double)std::fabs(dw[0][i])); }
+  if (md > 1e-4 * mx + 1e-7) { printf("results differ! %g of %g\n", md, mx); return 1; }
+  for (auto& v : tt) std::sort(v.begin(), v.end());
+  std::sort(ratio.begin(), ratio.end());
+  const double fl = 4.0 * B * D * o * nb;
+  printf("O=%3ld %s %.1f  %s %.1f GFLOP/s (medians)  %s/%s per pair median %.3f [%.3f-%.3f] (%d pairs)\n", (long)o, argv[3], fl / tt[0][reps / 2] / 1e9,
+         argv[4], fl / tt[1][reps / 2] / 1e9, argv[4], argv[3], ratio[reps / 2], ratio[0], ratio[reps - 1], reps);
+}
