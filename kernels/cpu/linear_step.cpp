@@ -21,7 +21,8 @@
 //           While a block's backward runs, the next block's rows are asked into L2.
 // Then every thread sums a slice of D across the threads' private gradients (in
 // thread order) into dW (O x D), W^T's pack and that last dW^T -> dW as 16 x 16
-// register transposes. The element math is tb::mse_element's.
+// register transposes (AVX-512; element by element in the AVX2 build, whose O <= 25 rows
+// of W fit in L1's sets). The element math is tb::mse_element's.
 // The slow twin is forward GEMM + mse_loss_grad + GEMM + column_sum
 // (tests/kernels/test_linear_step_cpu.cpp).
 #include "kernels/cpu/linear_step.h"
@@ -149,6 +150,7 @@ constexpr int64_t dot_outputs_for(int64_t o) {
 // kHalf): O = 16V + h, 1 <= V <= 5, 2 <= h <= 8, where the dot form does not take them.
 // Against a zero-padded vector: +12 to 18% at O = 19 to 56, 1 and 2 threads (one FMA per
 // row pair and p instead of two; the pair's broadcast is a blend, off the FMA ports).
+// AVX-512 only: 0 in the AVX2 build (8-float vectors, none shared).
 constexpr int64_t half_outputs_for(int64_t o) {
   return kVec == 16 && o > 16 && o < 96 && dot_outputs_for(o) == 0 && o % 16 >= 2 && o % 16 <= 8 ? o % 16 : 0;
 }
@@ -1090,7 +1092,8 @@ double linear_mse_step(const float* x, const float* t, int64_t rows, int64_t d, 
     if (wt != nullptr) {
       // W's rows lie d floats apart: element by element with p outer (48 rows of 4 KiB
       // in one L1 set at D 1024) the pack and the final dW^T -> dW took 12% of the step
-      // at O = 48; as 16 x 16 register transposes they read and write whole lines.
+      // at O = 48; as 16 x 16 register transposes they read and write whole lines (the
+      // AVX2 build's O <= 25 rows take the element-by-element transpose).
       gemm_detail::transpose<Transposer>(w + p_lo, d, o_vec, p_hi - p_lo, wt + p_lo * L, L);
       for (int64_t p = p_lo; p < p_hi; ++p) {
         std::fill(wt + p * L + o_vec, wt + (p + 1) * L, 0.0f);

@@ -204,8 +204,10 @@ INSTANTIATE_TEST_SUITE_P(Kernels, LinearStepBlocked, ::testing::ValuesIn(gemm_ke
 
 TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
   ThreadScope threads(GetParam());
-  // one-pass; dot form; a shared vector; 4 vectors; 5 vectors + a shared one; blocked
-  for (const int64_t o : {int64_t{3}, int64_t{33}, int64_t{40}, int64_t{60}, int64_t{88}, int64_t{90}}) {
+  // one-pass; dot form; a shared vector; 4 vectors; 5 vectors + a shared one; blocked;
+  // AVX2: 2 vectors + 1 dot, 3 vectors + 1 dot
+  for (const int64_t o : {int64_t{3}, int64_t{33}, int64_t{40}, int64_t{60}, int64_t{88}, int64_t{90}, int64_t{17},
+                          int64_t{25}}) {
     const std::vector<float> w = random_vec(o * 4, 1), b = random_vec(o, 2);
     std::vector<float> dw(o * 4, 5.0f), db(o, 5.0f);
     EXPECT_EQ(linear_mse_step(nullptr, nullptr, 0, 4, o, w.data(), b.data(), 1.0f, dw.data(), db.data()), 0.0);
@@ -215,9 +217,9 @@ TEST_P(LinearStepCpu, NoRowsGivesZeroGradients) {
 }
 
 TEST(LinearStepCpuThreads, OneAndTwoThreadsAgreeToRounding) {
-  for (const int64_t o : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{20}, int64_t{24}, int64_t{33}, int64_t{40},
-                          int64_t{50}, int64_t{56}, int64_t{64}, int64_t{67}, int64_t{72}, int64_t{83}, int64_t{88},
-                          int64_t{100}}) {
+  for (const int64_t o : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{17}, int64_t{19}, int64_t{20}, int64_t{24},
+                          int64_t{25}, int64_t{33}, int64_t{40}, int64_t{50}, int64_t{56}, int64_t{64}, int64_t{67},
+                          int64_t{72}, int64_t{83}, int64_t{88}, int64_t{100}}) {
     SCOPED_TRACE("O = " + std::to_string(o));
     const int64_t rows = 4096, d = 64;  // above the parallel threshold
     const std::vector<float> x = random_vec(rows * d, 5), t = random_vec(rows * o, 6);
