@@ -1,5 +1,5 @@
 #!/bin/bash
-# Ad-hoc (docs only): builds ab_linear_step.cpp (copied to /tmp/s18/ab.cpp) against HEAD before 7abfd66
+# Ad-hoc (docs only): builds ../ab_linear_step.cpp (the seventeenth session's, copied to /tmp/s18/ab.cpp) against HEAD before 7abfd66
 # ("old", 9435ab5's linear_step.cpp in /tmp/s18/linear_step_old.cpp), the working tree ("new") and
 # variants v1..v4 compiled with -D flags (V1..V4 environment variables). While measuring, macros stood in
 # for the constants 7abfd66 fixed: TB_T_DOT (kAllDotMaxOutputs), TB_T_MAX (kOnePassMaxOutputs), TB_T_DOTN
