@@ -441,16 +441,32 @@ void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int
   part->db[0] = db;
 }
 
+// The next row block's lines, asked into L2 one per vector step of the dot-form sweeps
+// (rows_dot_only, see there): spread over the block's sweeps, so that the next block's
+// first sweep reads L2 rather than memory, and memory is read all the block long.
+struct LineFeed {
+  const float* next = nullptr;  // the next line to ask for
+  int64_t left = 0;             // lines still to ask for
+  void step() {
+    if (left > 0) {
+      __builtin_prefetch(next, 0, 2);
+      next += 16;
+      --left;
+    }
+  }
+};
+
 // z[i * ldz + j] = x_i . w_j for kR rows of x (stride d) and J rows of w (stride ldw).
 template <int kR, int J>
 inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __m256i tail,
-                        float* z, int64_t ldz) {
+                        float* z, int64_t ldz, LineFeed* feed) {
   __m256 acc[kR][J];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < J; ++j) acc[i][j] = _mm256_setzero_ps();
   auto step = [&](int64_t p, auto load) {
+    if (feed != nullptr) feed->step();
     __m256 wj[J];
 #pragma GCC unroll 8
     for (int j = 0; j < J; ++j) wj[j] = load(w + j * ldw + p);
@@ -472,13 +488,14 @@ inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, 
 // dw_j += sum_i g[i * ldg + j] x_i for J rows of dw (stride ldw), row after row.
 template <int kR, int J>
 inline void dot_backward(const float* x, const float* g, int64_t ldg, int64_t d, int64_t dv, __m256i tail,
-                         float* dw, int64_t ldw) {
+                         float* dw, int64_t ldw, LineFeed* feed) {
   __m256 gv[kR][J];
 #pragma GCC unroll 16
   for (int i = 0; i < kR; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < J; ++j) gv[i][j] = _mm256_set1_ps(g[i * ldg + j]);
   auto step = [&](int64_t p, auto load, auto store) {
+    if (feed != nullptr) feed->step();
     __m256 acc[J];
 #pragma GCC unroll 8
     for (int j = 0; j < J; ++j) acc[j] = load(dw + j * ldw + p);
@@ -516,7 +533,17 @@ struct DotOutputs {
   float* dw;       // n rows at stride ld
   double* loss;
   double* db;  // n
+#if defined(TB_LINEAR_STEP_AVX2)
+  LineFeed* feed = nullptr;  // the next block's lines to ask for during the sweeps (rows_dot_only)
+#endif
 };
+#if defined(TB_LINEAR_STEP_AVX2)
+constexpr bool kDotFeed = true;
+inline LineFeed* feed_of(const DotOutputs& r) { return r.feed; }
+#else
+constexpr bool kDotFeed = false;  // and dot_forward / dot_backward take no feed
+inline LineFeed* feed_of(const DotOutputs&) { return nullptr; }
+#endif
 
 // The n outputs from o0 on, dot_group_for(kR) at a time: z into g, then tb::mse_element
 // per output, g their gradients (kR x kCols; the loss and db summed row after row).
@@ -526,7 +553,9 @@ void dot_outputs(const float* x, const float* t, int64_t d, int64_t o, int64_t o
   const int64_t dv = d / kVec * kVec;
   const auto tail = low_lanes(d - dv);
   for_each_sweep<dot_group_for(kR)>(r.n, [&](int64_t j0, auto j) {
-    dot_forward<kR, decltype(j)::value>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols);
+    constexpr int J = decltype(j)::value;
+    if constexpr (kDotFeed) dot_forward<kR, J>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols, feed_of(r));
+    else dot_forward<kR, J>(x, r.w + j0 * r.ld, r.ld, d, dv, tail, &g[0][j0], kCols);
   });
   for (int i = 0; i < kR; ++i) {
     for (int64_t k = 0; k < r.n; ++k) {
@@ -543,7 +572,9 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
   const int64_t dv = d / kVec * kVec;
   const auto tail = low_lanes(d - dv);
   for_each_sweep<dot_group_for(kR)>(r.n, [&](int64_t j0, auto j) {
-    dot_backward<kR, decltype(j)::value>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld);
+    constexpr int J = decltype(j)::value;
+    if constexpr (kDotFeed) dot_backward<kR, J>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld, feed_of(r));
+    else dot_backward<kR, J>(x, &g[0][j0], kCols, d, dv, tail, r.dw + j0 * r.ld, r.ld);
   });
 }
 
@@ -552,23 +583,40 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
 // for kR x kDotGroup FMAs, the backward the same x (in L1 now) and kDotGroup vectors of
 // dW's rows, loaded and stored. W (a copy) and dW: O rows at stride dot_row_stride(d).
 // Each row's z and each dW element sum in an order that does not depend on the block
-// size, so a row tail (kR = 1) changes nothing. No software prefetch: asking the next
-// block's rows into L2 during the backward (as row_block does) was 15 to 25% slower at
-// O = 2 to 8 (Ice Lake, one thread), where the hardware prefetcher keeps up alone; spread
-// over the later forward sweeps and the backward, every line or every 4th or 8th, 0.80 to
-// 0.99x at O = 4 to 20. Nor D in chunks (2 or more 6-row groups a block, so that a
-// chunk's W rows and x stay in L1): chunks of 256, 2 groups, 0.89 to 0.98x at O = 4 to 20
-// but 17 (1.06x); other chunk sizes or more groups 0.70 to 0.89x (docs/performance.md,
-// sixteenth session).
+// size, so a row tail (kR = 1) changes nothing.
+// Software prefetch: AVX-512 none: asking the next block's rows into L2 during
+// the backward (as row_block does) was 15 to 25% slower at O = 2 to 8 (Ice Lake, one
+// thread), where the hardware prefetcher keeps up alone; spread over the later forward
+// sweeps and the backward, every line or every 4th or 8th, 0.80 to 0.99x at O = 4 to 20.
+// AVX2: a line per vector step of every sweep, the forward's first on (LineFeed). On a Zen 3
+// the first sweep, which reads the block's rows from memory, took a third of the time at
+// O = 8 (perf, one thread); with the feed, medians of 5 pairs alternating in one process
+// against none: O = 2 1.16x, 4 1.15x, 6 1.14x, 8 1.12x one thread; O = 4 1.12x, 8 1.02x
+// [0.89-1.08] two. From the backward on only 1.10x at O = 8 (two lines a step 0.98x); two
+// or four blocks ahead 0.97x of one; prefetcht0 / t2 / nta instead of t1 level or slower.
+// Nor D in chunks (2 or more 6-row groups a block, so that a chunk's W rows and x stay in
+// L1): chunks of 256, 2 groups, 0.89 to 0.98x at O = 4 to 20 but 17 (1.06x); other chunk
+// sizes or more groups 0.70 to 0.89x (docs/performance.md, sixteenth session); on the Zen
+// 3, 4 x 4-row blocks in chunks of 128 to 512 (the forward's sums carried in memory
+// between chunks) 0.88 to 0.99x, and with the feed 0.84 to 0.91x of the feed alone.
 void rows_dot_only(const float* x, const float* t, int64_t r0, int64_t r1, int64_t d, int64_t o, const float* w,
                    const float* b, float inv_count, Partial* part) {
   const int64_t ld = dot_row_stride(d);
   float* dw = part->at = part->grad.get_apart(o * ld, x + r0 * d);
   std::fill(dw, dw + o * ld, 0.0f);
   double loss = 0, db[kAllDotMaxOutputs] = {};
+#if defined(TB_LINEAR_STEP_AVX2)
+  LineFeed feed;
+  const DotOutputs all{w, b, o, ld, dw, &loss, db, &feed};
+#else
   const DotOutputs all{w, b, o, ld, dw, &loss, db};
+#endif
   const auto block = [&](auto rows, int64_t r) {
     constexpr int kR = decltype(rows)::value;
+#if defined(TB_LINEAR_STEP_AVX2)
+    // The next block's kR rows (contiguous, kR d floats), when it lies in this thread's rows.
+    feed = r + 2 * kR <= r1 ? LineFeed{x + (r + kR) * d, kR * d / 16} : LineFeed{};
+#endif
     float g[kR][kAllDotMaxOutputs];
     dot_outputs<kR>(x + r * d, t + r * o, d, o, 0, inv_count, all, g);
     dot_gradients<kR>(x + r * d, d, all, g);
