@@ -186,6 +186,24 @@ constexpr int64_t kPrefetchRows = 8;                // O == 1: software prefetch
 // Below this many elements of X one thread is faster than waking the team.
 constexpr int64_t kParallelMinElems = int64_t{1} << 15;
 
+// The next row block's lines, asked into L2 one per vector step of the dot-form sweeps
+// from the block's first sweep on (the AVX2 rows_dot_only, see there), so that the next
+// block's first sweep reads L2 rather than memory, and memory is read while this block
+// computes. At D 1024 the 256 lines of a 4-row block take two sweeps of 128 steps: the
+// whole block at O <= 3, the forward at O = 4 to 6, its first two sweeps at O = 7 and 8.
+// Defined in every build: the AVX-512 build's feed_of names it.
+struct LineFeed {
+  const float* next = nullptr;  // the next line to ask for
+  int64_t left = 0;             // lines still to ask for
+  void step() {
+    if (left > 0) {
+      __builtin_prefetch(next, 0, 2);
+      next += 16;
+      --left;
+    }
+  }
+};
+
 // One thread's sums: gradient (O == 1: dw, D floats; O > 1: dW^T, D x L, then the n
 // dot-form outputs' dW rows at stride dot_row_stride(D)), loss, db.
 struct Partial {
@@ -219,7 +237,9 @@ inline void for_each_sweep(int64_t n, F&& f) {
 
 #if defined(__AVX512F__)
 
-__mmask16 low_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
+__mmask16 low_lanes(int64_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
 
 // O == 1, rows [r0, r1): one read of each row serves both z = x.w + b and dw += g x.
 // kRows rows at a time: their kRows dot products are independent chains (one row's
@@ -441,21 +461,6 @@ void rows_one_output(const float* x, const float* t, int64_t r0, int64_t r1, int
   part->db[0] = db;
 }
 
-// The next row block's lines, asked into L2 one per vector step of the dot-form sweeps
-// (rows_dot_only, see there): spread over the block's sweeps, so that the next block's
-// first sweep reads L2 rather than memory, and memory is read all the block long.
-struct LineFeed {
-  const float* next = nullptr;  // the next line to ask for
-  int64_t left = 0;             // lines still to ask for
-  void step() {
-    if (left > 0) {
-      __builtin_prefetch(next, 0, 2);
-      next += 16;
-      --left;
-    }
-  }
-};
-
 // z[i * ldz + j] = x_i . w_j for kR rows of x (stride d) and J rows of w (stride ldw).
 template <int kR, int J>
 inline void dot_forward(const float* x, const float* w, int64_t ldw, int64_t d, int64_t dv, __m256i tail,
@@ -587,13 +592,14 @@ void dot_gradients(const float* x, int64_t d, const DotOutputs& r, const float (
 // Software prefetch: AVX-512 none: asking the next block's rows into L2 during
 // the backward (as row_block does) was 15 to 25% slower at O = 2 to 8 (Ice Lake, one
 // thread), where the hardware prefetcher keeps up alone; spread over the later forward
-// sweeps and the backward, every line or every 4th or 8th, 0.80 to 0.99x at O = 4 to 20.
-// AVX2: a line per vector step of every sweep, the forward's first on (LineFeed). On a Zen 3
-// the first sweep, which reads the block's rows from memory, took a third of the time at
-// O = 8 (perf, one thread); with the feed, medians of 5 pairs alternating in one process
-// against none: O = 2 1.16x, 4 1.15x, 6 1.14x, 8 1.12x one thread; O = 4 1.12x, 8 1.02x
-// [0.89-1.08] two. From the backward on only 1.10x at O = 8 (two lines a step 0.98x); two
-// or four blocks ahead 0.97x of one; prefetcht0 / t2 / nta instead of t1 level or slower.
+// sweeps and the backward, every line or every 4th or 8th, 0.80 to 0.99x at O = 4 to 20
+// (a spread from the first sweep on, as AVX2 does, was not measured there).
+// AVX2: a line per vector step from the forward's first sweep on (LineFeed). On a Zen 3 the
+// first sweep, which reads the block's rows from memory, took a third of rows_dot_only's
+// time at O = 8 (perf, one thread); with the feed, medians of 9 pairs alternating in one
+// process against none: O = 2 to 8 1.08 to 1.18x one thread; O = 2 to 8 1.06 to 1.12x two.
+// From the backward on only 1.10x at O = 8 (two lines a step 0.98x); two or four blocks
+// ahead 0.97x of one; prefetcht0 / t2 / nta instead of t1 level or slower.
 // Nor D in chunks (2 or more 6-row groups a block, so that a chunk's W rows and x stay in
 // L1): chunks of 256, 2 groups, 0.89 to 0.98x at O = 4 to 20 but 17 (1.06x); other chunk
 // sizes or more groups 0.70 to 0.89x (docs/performance.md, sixteenth session); on the Zen
