@@ -13,7 +13,8 @@ the last worker's end; phases are the mean over workers of each worker's sums.
 
 Called by pytorch_train.py (`--devices hogwild --workers N`); `lib` is that module (its
 model helpers and record_repetition). A worker that raises, exits or is killed ends the
-configuration at once with a `failed:` row (the others are killed).
+configuration at once with a `failed:` row (the others are killed); so does one that ran
+fewer than its batches of an epoch (check_shares).
 """
 
 import math
@@ -132,6 +133,16 @@ class Workers:
                 p.join()
 
 
+def check_shares(stats, nb, n, e):
+    """Every worker ran each of its batches (rank, rank + n, ...) of epoch e: a worker that
+    returned early would leave the shared model trained on part of the data, an `ok` row
+    with a worse loss."""
+    for r, s in enumerate(stats):
+        want = len(range(r, nb, n))
+        if int(s[1]) != want:
+            raise RuntimeError(f"worker {r} of {n} ran {int(s[1])} of its {want} steps in epoch {e + 1}")
+
+
 def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, ident):
     """One torch-hogwild configuration: warm-up, then R repetitions; a row each."""
     task, x, y = data
@@ -155,6 +166,7 @@ def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, id
             if any(s[2] >= 0 for s in stats):
                 raise RuntimeError(f"non-finite loss at epoch {e + 1} step "
                                    f"{int(min(s[2] for s in stats if s[2] >= 0)) + 1} (warm-up)")
+            check_shares(stats, w["batches_per_epoch"], n, e)
         for rep in range(args.reps):
             lib.load_flat(torch, model, init)  # the workers wait: the parameters are the parent's to set
             curve, train_s, phases = [], 0.0, [0.0] * 4
@@ -165,6 +177,7 @@ def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, id
                 if any(s[2] >= 0 for s in stats):
                     raise RuntimeError(f"non-finite loss at epoch {e + 1} step "
                                        f"{int(min(s[2] for s in stats if s[2] >= 0)) + 1}")
+                check_shares(stats, w["batches_per_epoch"], n, e)
                 steps = sum(s[1] for s in stats)
                 curve.append(sum(s[0] for s in stats) / steps if steps else 0.0)
                 for i in range(4):
