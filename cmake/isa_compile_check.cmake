@@ -6,21 +6,39 @@
 #   x86-64     portable loops (no AVX)
 #   x86-64-v3  AVX2 + FMA (Zen 2/3, Haswell .. Alder Lake)
 #   x86-64-v4  AVX-512 F/BW/DQ/VL (Skylake-SP .. Sapphire Rapids, Zen 4/5)
-# Usage: cmake -DCXX=<compiler> -DSOURCE_DIR=<repository root> -P cmake/isa_compile_check.cmake
+# Besides kernels/cpu, every .cpp under tests/, bench/ and harness/ that names one of those
+# macros (tests/kernels/test_ceiling_loops_cpu.cpp checks the AVX-512 loop only where it is
+# compiled): INCLUDES (directories separated by "|", e.g. GoogleTest's) reach those.
+# Usage: cmake -DCXX=<compiler> -DSOURCE_DIR=<repository root> [-DINCLUDES=dir|dir]
+#              -P cmake/isa_compile_check.cmake
 foreach(_v CXX SOURCE_DIR)
   if(NOT DEFINED ${_v})
     message(FATAL_ERROR "isa_compile_check.cmake: pass -D${_v}=...")
   endif()
 endforeach()
 file(GLOB _sources ${SOURCE_DIR}/kernels/cpu/*.cpp)
-list(SORT _sources)
 if(NOT _sources)
   message(FATAL_ERROR "isa_compile_check.cmake: no kernels/cpu/*.cpp under ${SOURCE_DIR}")
+endif()
+file(GLOB_RECURSE _others ${SOURCE_DIR}/tests/*.cpp ${SOURCE_DIR}/bench/*.cpp ${SOURCE_DIR}/harness/*.cpp)
+foreach(_src IN LISTS _others)
+  file(STRINGS ${_src} _isa_lines REGEX "__AVX512F__|__AVX2__|__FMA__")
+  if(_isa_lines)
+    list(APPEND _sources ${_src})
+  endif()
+endforeach()
+list(SORT _sources)
+set(_includes -I${SOURCE_DIR})
+if(DEFINED INCLUDES AND NOT INCLUDES STREQUAL "")
+  string(REPLACE "|" ";" _dirs "${INCLUDES}")
+  foreach(_dir IN LISTS _dirs)
+    list(APPEND _includes -I${_dir})
+  endforeach()
 endif()
 set(_failed "")
 foreach(_isa x86-64 x86-64-v3 x86-64-v4)
   foreach(_src IN LISTS _sources)
-    execute_process(COMMAND ${CXX} -std=c++20 -fopenmp -fsyntax-only -march=${_isa} -I${SOURCE_DIR} ${_src}
+    execute_process(COMMAND ${CXX} -std=c++20 -fopenmp -fsyntax-only -march=${_isa} ${_includes} ${_src}
                     RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_VARIABLE _out)
     file(RELATIVE_PATH _rel ${SOURCE_DIR} ${_src})
     if(NOT _rc EQUAL 0)
