@@ -29,6 +29,12 @@ FLAGS = ("--model mlp --layers 16,32,4 --samples 3000 --batch 50 --epochs 3 --lr
          "--seed 3").split()
 
 
+def hogwild(tmp, results, workers, reps, *extra):
+    """torch-hogwild on tmp's export, one thread a worker, one warm-up, rows appended to results."""
+    peer(tmp / "export", "--results", results, "--devices", "hogwild", "--workers", workers, "--threads", "1",
+         "--warmup", "1", "--reps", reps, *extra)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, trainbench, torch):
     """The reference and torch-hogwild at 1, 2 and 3 workers on one export."""
@@ -37,11 +43,8 @@ def trained(tmp_path_factory, trainbench, torch):
     run([trainbench, "run", "--backend", "reference", *FLAGS, "--warmup", "0", "--reps", "1",
          "--save-params", tmp / "ref.bin", "--out", out])
     run([trainbench, "export", *FLAGS, "--out", tmp / "export"])
-    peer(tmp / "export", "--results", out, "--devices", "hogwild", "--workers", "1", "--threads", "1",
-         "--warmup", "1", "--reps", "2", "--save-params", tmp / "one.bin")
-    # Three repetitions: the bound is judged on their median (below).
-    peer(tmp / "export", "--results", out, "--devices", "hogwild", "--workers", "2,3", "--threads", "1",
-         "--warmup", "1", "--reps", "3")
+    hogwild(tmp, out, "1", "2", "--save-params", tmp / "one.bin")
+    hogwild(tmp, out, "2,3", "3")  # three repetitions: the bound is judged on their median (below)
     return tmp, rows(out)
 
 
