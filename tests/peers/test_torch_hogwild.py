@@ -86,8 +86,7 @@ def test_several_workers_reach_the_reference_loss_within_the_async_bound(trained
         rels = relative_errors(hog, n, lr)
         if rels[1] > ASYNC_LOSS_RTOL:
             again = tmp / f"again-{n}.csv"
-            peer(tmp / "export", "--results", again, "--devices", "hogwild", "--workers", n, "--threads", "1",
-                 "--warmup", "1", "--reps", "3")
+            hogwild(tmp, again, n, "3")
             more = [r for r in rows(again) if r["backend"] == "torch-hogwild"]
             assert [r["status"] for r in more] == ["ok"] * 3, more
             print(f"{n} workers: median {rels[1]:.2e} over the bound, once more with fresh workers:")
