@@ -8,7 +8,9 @@
 #   x86-64-v4  AVX-512 F/BW/DQ/VL (Skylake-SP .. Sapphire Rapids, Zen 4/5)
 # Besides kernels/cpu, every .cpp under tests/, bench/ and harness/ that names one of those
 # macros (tests/kernels/test_ceiling_loops_cpu.cpp checks the AVX-512 loop only where it is
-# compiled): INCLUDES (directories separated by "|", e.g. GoogleTest's) reach those.
+# compiled): INCLUDES (directories separated by "|", e.g. GoogleTest's) reach those. Only
+# the repository root and INCLUDES are on the include path and no -D flags are passed: a
+# file that needs more (Google Benchmark's headers, TB_SOURCE_DIR) must get it here first.
 # Usage: cmake -DCXX=<compiler> -DSOURCE_DIR=<repository root> [-DINCLUDES=dir|dir]
 #              -P cmake/isa_compile_check.cmake
 foreach(_v CXX SOURCE_DIR)
