@@ -153,6 +153,20 @@ void pack_b(const Problem& pr, int64_t p0, int64_t j0, int64_t kc, int64_t nc, i
   }
 }
 
+// The most rows (or columns) of C one thread gets when the panels of `width` covering
+// `len` are split as Driver::body() splits them (own_share). Counted in rows and columns,
+// not tiles: an edge panel is narrower than the rest (N 256 in 48-wide panels is 5 and
+// 16 columns), and counting it as a whole tile had split such a B slice 144 : 112.
+int64_t most_per_thread(int64_t width, int64_t len, int nt) {
+  int64_t most = 0;
+  for (int t = 0; t < nt; ++t) {
+    int64_t lo, hi;
+    own_share(t, nt, len, width, &lo, &hi);
+    most = std::max(most, hi - lo);
+  }
+  return most;
+}
+
 // ---- the blocked driver ---------------------------------------------------------------------
 // Loops (BLIS-like, A micro-panel in L1, B slice in L2):
 //   for each chunk of up to kPackRows rows of C:
@@ -212,17 +226,8 @@ class Driver {
         for (int64_t jc = 0; jc < pr.n; jc += nc_) {
           const int64_t nc = std::min(nc_, pr.n - jc);
           const int64_t np = ceil_div(nc, NR);
-          // Split the tiles: by rows of C, each thread sweeping the whole shared B slice,
-          // or by columns, each thread sweeping only the B panels it packed itself, while
-          // every thread reads all of A. The better balanced split wins; on a tie columns
-          // when A is read in place and the B slice is deep (no packed operand then
-          // crosses between cores' caches), else rows (with packed A, or tiny B slices,
-          // columns measured slower). Measured at 2 threads (Zen 5 VM): the small MLP's
-          // 256-row forward and dA GEMMs +14-21% on operands one thread wrote, its
-          // training +1.6% (there the previous layer's threads wrote A by rows already).
-          const int64_t rows_load = most_per_thread(MR, ms, nt) * nc;
-          const int64_t cols_load = ms * most_per_thread(NR, nc, nt);
-          const bool by_rows = rows_load < cols_load || (rows_load == cols_load && !cols_on_tie(kc, nc));
+          // Split the tiles by rows or by columns of C (gemm_split_by_rows, gemm.h).
+          const bool by_rows = gemm_split_by_rows(ms, nc, MR, NR, nt, cols_on_tie(kc, nc));
           const int64_t n_lo = by_rows ? 0 : np * tid / nt, n_hi = by_rows ? np : np * (tid + 1) / nt;
           if (jc == 0) {  // this thread's share of the A panels, once per K slice
             const int64_t a_lo = mp * tid / nt, a_hi = mp * (tid + 1) / nt;
@@ -260,20 +265,6 @@ class Driver {
     using gemm_detail::run_tile;
     if (pr_.trans_a) run_tile<K, true>(kc, nullptr, panel, MR, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
     else run_tile<K, false>(kc, rows, nullptr, 0, bpanel, pr_.alpha, beta, c, pr_.ldc, mr, nr);
-  }
-
-  // The most rows (or columns) of C one thread gets when the panels of `width` covering
-  // `len` are split as body() splits them (own_share). Counted in rows and columns, not
-  // tiles: an edge panel is narrower than the rest (N 256 in 48-wide panels is 5 and 16
-  // columns), and counting it as a whole tile had split such a B slice 144 : 112.
-  static int64_t most_per_thread(int64_t width, int64_t len, int nt) {
-    int64_t most = 0;
-    for (int t = 0; t < nt; ++t) {
-      int64_t lo, hi;
-      own_share(t, nt, len, width, &lo, &hi);
-      most = std::max(most, hi - lo);
-    }
-    return most;
   }
 
   bool cols_on_tie(int64_t kc, int64_t nc) const {
@@ -454,6 +445,15 @@ void gemm_blocking(int64_t l1d_bytes, int64_t l2_bytes, int64_t mr, int64_t nr, 
 }
 
 const GemmConfig& gemm_config() { return current(); }
+
+bool gemm_split_by_rows(int64_t ms, int64_t nc, int64_t mr, int64_t nr, int nt, bool cols_on_tie) {
+  const int64_t rows_load = most_per_thread(mr, ms, nt) * nc;
+  const int64_t cols_load = ms * most_per_thread(nr, nc, nt);
+  const int64_t slack = std::min(mr * nc, ms * nr);  // one row panel's or one column panel's worth
+  if (rows_load + slack < cols_load) return true;
+  if (cols_load + slack < rows_load) return false;
+  return !cols_on_tie;
+}
 
 const char* gemm_kernel_last_run() { return gemm_detail::last_kernel_run; }
 

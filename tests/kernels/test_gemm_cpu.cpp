@@ -281,6 +281,31 @@ TEST(GemmCpuThreads, AnyThreadCountBitwiseEqual) {
   }
 }
 
+// The split rule (gemm.h), at the shapes that motivated it: 1024 rows split 510 : 514 in
+// 6-row panels is a tie, not a reason to split by columns.
+TEST(GemmCpuSplit, NearTiesAreTiesAndClearImbalancesDecide) {
+  // The large MLP's forward, 6 x 16 tile, nc 192, 2 threads: rows load 514 x 192 against
+  // columns 1024 x 96 (0.4% apart), within one row panel (6 x 192).
+  EXPECT_TRUE(gemm_split_by_rows(1024, 192, 6, 16, 2, /*cols_on_tie=*/false));
+  EXPECT_FALSE(gemm_split_by_rows(1024, 192, 6, 16, 2, /*cols_on_tie=*/true));
+  // An exact tie (8-row panels) follows cols_on_tie too.
+  EXPECT_TRUE(gemm_split_by_rows(1024, 192, 8, 48, 2, false));
+  EXPECT_FALSE(gemm_split_by_rows(1024, 192, 8, 48, 2, true));
+  // 10 rows of C: by rows one thread gets 6 of 10 (6 x 256 = 1536), by columns 8 of 16
+  // panels (10 x 128 = 1280), more than one column panel (10 x 16 = 160) apart: columns.
+  EXPECT_FALSE(gemm_split_by_rows(10, 256, 6, 16, 2, false));
+  // 10 columns (one 16-wide panel): by columns one thread gets it all.
+  EXPECT_TRUE(gemm_split_by_rows(256, 10, 6, 16, 2, true));
+  // One thread: both loads equal, the tie rule decides (the split is not used then).
+  EXPECT_TRUE(gemm_split_by_rows(1024, 192, 6, 16, 1, false));
+  // Four threads, 1024 rows in 171 panels (42, 43, 43, 43): 258 x 192 = 49536 against
+  // 1024 x 48 = 49152 by columns, within one row panel: a tie.
+  EXPECT_TRUE(gemm_split_by_rows(1024, 192, 6, 16, 4, false));
+  // A clear imbalance by rows: 3 threads over 2 row panels leave one idle (6 x 4096
+  // against 12 x 1376 by columns).
+  EXPECT_FALSE(gemm_split_by_rows(12, 4096, 6, 16, 3, false));
+}
+
 TEST(GemmCpuEdge, KZeroScalesC) {
   std::vector<float> c = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
   const float dummy = std::numeric_limits<float>::quiet_NaN();  // A and B must not be read
