@@ -449,7 +449,9 @@ const GemmConfig& gemm_config() { return current(); }
 bool gemm_split_by_rows(int64_t ms, int64_t nc, int64_t mr, int64_t nr, int nt, bool cols_on_tie) {
   const int64_t rows_load = most_per_thread(mr, ms, nt) * nc;
   const int64_t cols_load = ms * most_per_thread(nr, nc, nt);
-  const int64_t slack = std::min(mr * nc, ms * nr);  // one row panel's or one column panel's worth
+  // One row panel's or one column panel's worth, and at most 1/32 of the lighter load: where
+  // a thread gets one panel or less, a panel is the whole difference between the splits.
+  const int64_t slack = std::min({mr * nc, ms * nr, std::min(rows_load, cols_load) / 32});
   if (rows_load + slack < cols_load) return true;
   if (cols_load + slack < rows_load) return false;
   return !cols_on_tie;

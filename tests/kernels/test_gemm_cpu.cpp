@@ -304,6 +304,12 @@ TEST(GemmCpuSplit, NearTiesAreTiesAndClearImbalancesDecide) {
   // A clear imbalance by rows: 3 threads over 2 row panels leave one idle (6 x 4096
   // against 12 x 1376 by columns).
   EXPECT_FALSE(gemm_split_by_rows(12, 4096, 6, 16, 3, false));
+  // Where a thread gets one panel or less, one panel is not a tie: 6 rows, 32 columns, 2
+  // threads: rows 6 x 32 (one thread idle) against columns 6 x 16.
+  EXPECT_FALSE(gemm_split_by_rows(6, 32, 6, 16, 2, false));
+  // 8 threads over 48 rows (8 panels) and 80 columns (5 panels): rows 6 x 80 = 480
+  // against columns 48 x 16 = 768 (three threads idle): rows, even where ties go by columns.
+  EXPECT_TRUE(gemm_split_by_rows(48, 80, 6, 16, 8, true));
 }
 
 TEST(GemmCpuEdge, KZeroScalesC) {

@@ -8,7 +8,7 @@
 #include "kernels/cpu/gemm_kernels.h"
 using namespace tb::cpu::gemm_detail;
 int main(int argc, char** argv) {
-  const int64_t o = atoi(argv[1]), nb = 96, d1 = 1025, ldx = 1040, nj = 65, ldw = nj * 16, op = round_up(o, 16);
+  const int64_t o = atoi(argv[1]), nb = 96, d1 = 1025, ldx = 1056, nj = 65, ldw = nj * 16, op = round_up(o, 16);
   const int64_t MR = 6, ng_o = ceil_div(o, MR);
   const int same = argc > 2 ? atoi(argv[2]) : 0;  // 1: every tile on panel 0 (Xb panel in L1)
   tb::cpu::Buffer xb_, g_, dw_;
