@@ -44,15 +44,16 @@ void gemm_blocking(int64_t l1d_bytes, int64_t l2_bytes, int64_t mr, int64_t nr, 
 // slice), false = by columns (each thread the B panels it packed itself, every thread
 // reading all of A). The split with the lighter most-loaded thread wins, by more than
 // one row panel's or one column panel's worth (min(mr nc, ms nr) elements) and by more
-// than 1/32 of the lighter load; closer than that is a tie, which goes to columns where cols_on_tie (A read in place and a B slice
-// of 64 KiB or more: no packed operand then crosses between cores' caches) and to rows
-// otherwise. Why a margin: 1024 rows in 6-row panels split 510 : 514, which alone had
-// sent every GEMM of the large MLP by columns, each thread reading all of A for every B
-// slice; by rows they ran at 95.8-106.5% of OpenBLAS against 94.3-97.2% (median 102.9
-// against 96.8%, 5 alternating runs each, 2 threads, AMD Zen 3, 6 x 16 tile) and the
-// large MLP trained 9% faster. Ties measured at 2 threads (Zen 5): columns for the small
-// MLP's 256-row forward and dA GEMMs, A read in place, +14-21% (its training +1.6%); with
-// packed A or tiny B slices columns were slower. Tests check the rule.
+// than 1/32 of the lighter load; closer than that is a tie, which goes to columns where
+// cols_on_tie (A read in place and a B slice of 64 KiB or more: no packed operand then
+// crosses between cores' caches) and to rows otherwise. Why a margin: 1024 rows in 6-row
+// panels split 510 : 514, which alone had sent every GEMM of the large MLP by columns,
+// each thread reading all of A for every B slice; by rows they ran at 95.8-106.5% of
+// OpenBLAS against 94.3-97.2% (median 102.9 against 96.8%, 5 alternating runs each, 2
+// threads, AMD Zen 3, 6 x 16 tile) and the large MLP trained 9% faster. Ties measured at
+// 2 threads (Zen 5): columns for the small MLP's 256-row forward and dA GEMMs, A read in
+// place, +14-21% (its training +1.6%); with packed A or tiny B slices columns were
+// slower. Tests check the rule.
 bool gemm_split_by_rows(int64_t ms, int64_t nc, int64_t mr, int64_t nr, int nt, bool cols_on_tie);
 
 // Kernels this CPU can run, best first.

@@ -79,9 +79,9 @@ def test_several_workers_reach_the_reference_loss_within_the_async_bound(trained
     # ended off: once one of three at 21%; once all three (13%, 15%, 29%) while a re-run of
     # the same test gave 1e-3 (cause not established: a worker that skipped its steps would
     # look so, which the peer now fails (check_shares); PyTorch's unlocked in-place updates
-    # are the other suspect). As the
-    # repetitions of one invocation share its worker processes, a miss gets one more
-    # invocation with fresh workers, judged alone: two in a row fail the test.
+    # are the other suspect). As the repetitions of one invocation share its worker
+    # processes, a miss gets one more invocation with fresh workers, judged alone: two in a
+    # row fail the test.
     for n in ("2", "3"):
         rels = relative_errors(hog, n, lr)
         if rels[1] > ASYNC_LOSS_RTOL:

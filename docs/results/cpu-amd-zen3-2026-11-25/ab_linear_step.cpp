@@ -18,22 +18,15 @@ using Step = double (*)(const float*, const float*, int64_t, int64_t, int64_t, c
 #define DECL(ns) namespace ns::cpu { double linear_mse_step(const float*, const float*, int64_t, int64_t, int64_t, const float*, const float*, float, float*, float*); \
   double linear_mse_step_blocked(const float*, const float*, int64_t, int64_t, int64_t, const float*, const float*, float, float*, float*); }
 DECL(tbold) DECL(tb) DECL(tbv1) DECL(tbv2) DECL(tbv3) DECL(tbv4)
+// Each arm by name: its linear step and its blocked step (AB_BLOCKED picks the latter).
+#define ARM(name, ns) {name, ns::cpu::linear_mse_step, ns::cpu::linear_mse_step_blocked}
+struct Arm { const char* name; Step step, blocked; };
+const Arm kArms[] = {ARM("old", tbold), ARM("new", tb), ARM("v1", tbv1), ARM("v2", tbv2), ARM("v3", tbv3), ARM("v4", tbv4)};
 Step pick(const std::string& n) {
-  if (getenv("AB_BLOCKED")) {  // the blocked step's variants
-    if (n == "old") return tbold::cpu::linear_mse_step_blocked;
-    if (n == "new") return tb::cpu::linear_mse_step_blocked;
-    if (n == "v1") return tbv1::cpu::linear_mse_step_blocked;
-    if (n == "v2") return tbv2::cpu::linear_mse_step_blocked;
-    if (n == "v3") return tbv3::cpu::linear_mse_step_blocked;
-    if (n == "v4") return tbv4::cpu::linear_mse_step_blocked;
-  }
-  if (n == "old") return tbold::cpu::linear_mse_step;
   if (n == "blocked") return tb::cpu::linear_mse_step_blocked;
-  if (n == "new") return tb::cpu::linear_mse_step;
-  if (n == "v1") return tbv1::cpu::linear_mse_step;
-  if (n == "v2") return tbv2::cpu::linear_mse_step;
-  if (n == "v3") return tbv3::cpu::linear_mse_step;
-  if (n == "v4") return tbv4::cpu::linear_mse_step;
+  for (const Arm& a : kArms) {
+    if (n == a.name) return getenv("AB_BLOCKED") ? a.blocked : a.step;
+  }
   fprintf(stderr, "unknown %s\n", n.c_str()); exit(2);
 }
 int main(int argc, char** argv) {
