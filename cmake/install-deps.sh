@@ -3,6 +3,7 @@
 # Called by `make test` / `make bench` before configuring. A no-op when every
 # package is present; as root on Debian/Ubuntu it runs apt-get (waiting for another
 # apt/dpkg to finish); elsewhere it prints the list to install by hand and fails (exit 1).
+# Optional packages (below) never fail it: it goes on without them, saying so.
 # Usage: cmake/install-deps.sh [build|report|all|fuzz]   (default: all)
 # Sourced (`. cmake/install-deps.sh`), it only defines its functions (tests/tools/).
 set -euo pipefail
@@ -52,6 +53,28 @@ deb_available() {
   ! grep -qiE '^(pre-)?depends:.*\bsnapd\b|^description[^:]*:.*\bsnap\b' <<<"$show"
 }
 
+# am_root: apt-get may run here (the tests replace it).
+am_root() { [ "$(id -u)" = 0 ]; }
+
+# apt_update: `apt-get update`, waiting for another apt. DPkg::Lock::Timeout covers dpkg's
+# lock (install) but not the lists lock that update takes: that one fails at once with
+# "Could not get lock", so it is retried here, 60 times 10 s (TB_APT_RETRY_S), as long as dpkg's.
+apt_update() {
+  local out i
+  for ((i = 0; i < 60; i++)); do
+    out=$(apt-get "${apt_wait[@]}" update -qq 2>&1) && return 0
+    grep -q "Could not get lock" <<<"$out" || break
+    [ "$i" = 0 ] && echo "install-deps.sh: another apt holds its package lists; waiting for it" >&2
+    sleep "${TB_APT_RETRY_S:-10}"
+  done
+  printf '%s\n' "$out" >&2
+  return 1
+}
+
+# lists_empty: apt has no package lists yet (a fresh container): nothing can be installed
+# before an update.
+lists_empty() { ! compgen -G "${TB_APT_LISTS:-/var/lib/apt/lists}/*_Packages*" >/dev/null; }
+
 main() {
   local want=${1:-all} pkgs p
   case "$want" in
@@ -68,33 +91,63 @@ main() {
     echo "then run the make target again with TB_SKIP_DEPS=1." >&2
     return 1
   fi
-  local missing=() optional_missing=()
+  local missing=() optional_missing=() available=() rc=0
   for p in "${pkgs[@]}"; do is_installed "$p" || missing+=("$p"); done
   if [ "$want" = report ] || [ "$want" = all ]; then
     for p in "${optional_pkgs[@]}"; do is_installed "$p" || optional_missing+=("$p"); done
   fi
   [ ${#missing[@]} -eq 0 ] && [ ${#optional_missing[@]} -eq 0 ] && return 0
 
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    [ ${#missing[@]} -eq 0 ] && return 0  # only optional ones are missing: carry on without them
+  if ! am_root || ! command -v apt-get >/dev/null 2>&1; then
+    local how="as root: apt-get install -y"
+    am_root || how="sudo apt-get install -y"
+    command -v apt-get >/dev/null 2>&1 || how="no apt-get here: install by hand"
+    if [ ${#missing[@]} -eq 0 ]; then  # only optional ones are missing: carry on without them
+      echo "install-deps.sh: optional packages not installed: ${optional_missing[*]} (the tests and" \
+           "peer rows that need them say skipped; $how ${optional_missing[*]})" >&2
+      return 0
+    fi
     echo "install-deps.sh: missing packages: ${missing[*]}" >&2
-    echo "  install them with: sudo apt-get install -y ${missing[*]}" >&2
-    echo "  (or set TB_SKIP_DEPS=1 if you provide them another way)" >&2
+    echo "  install them ($how ${missing[*]})," >&2
+    echo "  or set TB_SKIP_DEPS=1 if you provide them another way" >&2
     return 1
   fi
 
   export DEBIAN_FRONTEND=noninteractive
-  apt-get "${apt_wait[@]}" update -qq
+  # Refresh the lists only for a required package, or where there are none yet: an optional
+  # package apt cannot offer (Ubuntu's snap-only chromium) must not refresh them on every make.
+  if [ ${#missing[@]} -gt 0 ] || lists_empty; then
+    if ! apt_update; then
+      if [ ${#missing[@]} -gt 0 ]; then
+        echo "install-deps.sh: apt-get update failed (above); cannot install ${missing[*]}" >&2
+        return 1
+      fi
+      echo "install-deps.sh: apt-get update failed (above); going on without the optional ${optional_missing[*]}" >&2
+      return 0
+    fi
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "install-deps.sh: installing ${missing[*]}" >&2
+    apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
+      echo "install-deps.sh: apt-get install failed; needed: ${missing[*]}" >&2
+      return 1
+    }
+  fi
   for p in "${optional_missing[@]}"; do
     if deb_available "$p"; then
-      missing+=("$p")
+      available+=("$p")
     else
       echo "install-deps.sh: optional package $p is not available as a .deb here; skipping it" >&2
     fi
   done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "install-deps.sh: installing ${missing[*]}" >&2
-  apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Optional ones in their own transaction: one that fails (a postinst, a mirror without
+  # it) must not take the required ones with it, nor fail the make.
+  if [ ${#available[@]} -gt 0 ]; then
+    echo "install-deps.sh: installing the optional ${available[*]}" >&2
+    apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${available[@]}" >/dev/null || rc=$?
+    [ "$rc" = 0 ] || echo "install-deps.sh: installing ${available[*]} failed (apt-get exit $rc);" \
+                         "going on without them (their tests say skipped)" >&2
+  fi
   echo "install-deps.sh: done" >&2
 }
 
