@@ -26,6 +26,13 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// A loss in a message: 6 significant digits (std::to_string prints 1e19 with 20 digits).
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 ResultRow base_row(const RunConfig& c, const RunIdentity& id) {
   ResultRow r;
   r.run_id = id.run_id;
@@ -87,12 +94,15 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     emit(status_of("skipped: " + why), {});
     return out;
   }
+  int64_t failed_rep = 0;  // the repetition a failure belongs to (the warm-up's: 0)
   const auto fail = [&](const std::string& why, bool local) {
     progress_in.finish();
     out.failed = true;
     out.local_failure = local;
     out.failure = one_line("failed: " + why);
-    emit(status_of(out.failure), {});
+    ResultRow r = status_of(out.failure);
+    r.repetition = failed_rep;
+    emit(r, {});
     return out;
   };
   if (data.subset && !traits.multi_process()) {
@@ -136,6 +146,9 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
 
     trainer->set_params(init);
     trainer->prepare_repetition();  // untimed, as for every repetition
+    // The loss before any step, as final_loss is evaluated (whole training set, untimed):
+    // a run that ends above it has diverged, finite or not (lr too large).
+    const double initial_loss = trainer->evaluate().loss;
     for (int64_t w = 0; w < c.warmup; ++w) {
       progress.start(label + " warm-up", c.batches_per_epoch(), c.batch);
       const EpochResult r = trainer->train_epoch(plan_for(w), [&](int64_t s, double loss) {
@@ -154,6 +167,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     const std::string kernel = kernel_key();  // ranks sharing it share /proc/stat: their CPU time is its own
     for (int64_t rep = 0; rep < c.reps; ++rep) {
       throw_if_interrupted();
+      failed_rep = rep;
       trainer->set_params(init);
       // The dataset's upload (GPU, device placement) happens here, before the stopwatch
       // starts: the timed epochs train on data already in place, as PyTorch's peers do.
@@ -243,7 +257,12 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       if (!std::isfinite(ev.loss)) return fail("non-finite final loss after training", false);
       // float64 can carry a diverged run far past what float32 can hold: call it what it is.
       if (ev.loss > std::numeric_limits<float>::max()) {
-        return fail("diverged: final loss " + std::to_string(ev.loss) + " exceeds the float32 range", false);
+        return fail("diverged: final loss " + fmt_g(ev.loss) + " exceeds the float32 range", false);
+      }
+      // Every rank evaluates both losses over the whole set (DDP: collectively), so all agree.
+      if (ev.loss > initial_loss) {
+        return fail("diverged: final loss " + fmt_g(ev.loss) + " is above the loss before training (" +
+                    fmt_g(initial_loss) + "): lower --lr", false);
       }
       const std::vector<float> params = trainer->params();
       // Data-parallel ranks must end with identical parameters.
@@ -288,7 +307,18 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       row.others_cpu_share = worst[0];
       row.steal_share = worst[1];
       row.gpu = gpu;
-      if (rep + 1 == c.reps && !c.save_params.empty() && job.root()) write_params_file(c.save_params, params);
+      if (rep + 1 == c.reps && !c.save_params.empty() && job.root()) {
+        // A params file that cannot be written fails this repetition's row (its folder was
+        // checked before training; a full disk can still stop it, which ends the run: 74).
+        try {
+          write_params_file(c.save_params, params);
+        } catch (const OutputError& e) {
+          fail(std::string("--save-params: ") + e.what(), true);
+          throw;
+        } catch (const std::exception& e) {
+          return fail(std::string("--save-params: ") + e.what(), true);
+        }
+      }
       emit(row, curve);
     }
   } catch (const OutputError&) {

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "harness/mpi_launch.h"
+#include "tests/csv_rows.h"
 #include "tests/shell.h"
 
 namespace {
@@ -255,6 +256,45 @@ TEST(TrainbenchExe, BadSuiteLineOrDatasetExitsTwoAndWritesNoFolder) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("/no/such.csv"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// Diverged while finite: the loss ends above where it started (lr far too large). Both
+// backends say so; the float32 range check alone let 1.3e19 through as ok.
+TEST(TrainbenchExe, ARunWhoseLossEndsAboveItsStartIsFailedDiverged) {
+  for (const char* backend : {"cpu-omp", "reference"}) {
+    const std::string out = tmp(std::string("finite-div-") + backend + ".csv");
+    const Result r = run(std::string("run --backend ") + backend + " --model linear --layers 16,1 --samples 2000 "
+                         "--batch 128 --lr 1.5 --epochs 2 --warmup 0 --reps 2 --out " + out);
+    EXPECT_EQ(r.code, 1) << backend << ": " << r.out;
+    const auto l = lines(out);
+    ASSERT_EQ(l.size(), 2u) << backend;
+    EXPECT_NE(l[1].find("failed: diverged: final loss "), std::string::npos) << l[1];
+    EXPECT_NE(l[1].find("is above the loss before training"), std::string::npos) << l[1];
+  }
+  // The same model at a sane rate trains: not failed.
+  const std::string ok = tmp("finite-ok.csv");
+  const Result r = run("run --backend cpu-omp --model linear --layers 16,1 --samples 2000 --batch 128 --lr 0.05 "
+                       "--epochs 2 --warmup 0 --reps 1 --out " + ok);
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// A failure in a later repetition is that repetition's row (it said 0 before), after the
+// earlier repetitions' ok rows. cpu-hogwild takes injected faults: a NaN loss from step 6
+// on, the second repetition's first step (4 steps an epoch, one epoch, no warm-up).
+TEST(TrainbenchExe, AFailedRowCarriesTheRepetitionItFailedIn) {
+  const std::string out = tmp("rep-fail.csv");
+  const Result r = tb::test::shell("TB_FAULT=rank=0,step=5,kind=nan " + std::string(TB_TRAINBENCH_EXE) +
+                                   " run --backend cpu-hogwild --workers 1 --model linear --layers 8,1 --samples 64 "
+                                   "--batch 16 --epochs 1 --warmup 0 --reps 3 --out " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto l = lines(out);
+  ASSERT_EQ(l.size(), 3u) << r.out;
+  EXPECT_EQ(l[1].substr(l[1].size() - 3), ",ok") << l[1];
+  EXPECT_NE(l[2].find("failed: non-finite loss"), std::string::npos) << l[2];
+  const auto rows = tb::test::csv_rows(out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("repetition"), "0");
+  EXPECT_EQ(rows[1].at("repetition"), "1") << l[2];
 }
 
 TEST(TrainbenchExe, ADivergedReferenceRunIsFailedNotOk) {
