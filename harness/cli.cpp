@@ -3,8 +3,10 @@
 // the flag and the allowed values (UsageError -> exit code 2 in main()).
 #include "harness/cli.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -34,6 +36,7 @@ constexpr int64_t kMaxRows = int64_t{1} << 40;  // --samples, --batch
 constexpr int64_t kMaxWidth = int64_t{1} << 30; // one --layers size
 constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes, --workers
 constexpr int64_t kMaxDevice = 1023;          // --device, --devices entries
+constexpr double kMaxNoise = 1e6;             // --noise (a label's square stays far below FLT_MAX)
 
 // A 64-bit integer in [min_value, max_value], else a one-line error naming the flag and the range.
 int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_value,
@@ -52,7 +55,9 @@ int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_val
 double parse_positive(const std::string& flag, const std::string& v, bool allow_zero) {
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
-  const bool ok = !v.empty() && end == v.c_str() + v.size() && std::isfinite(x) && (allow_zero ? x >= 0 : x > 0);
+  // strtod skips leading blanks; the integer flags do not, nor do these.
+  const bool ok = !v.empty() && !std::isspace(static_cast<unsigned char>(v[0])) && end == v.c_str() + v.size() &&
+                  std::isfinite(x) && (allow_zero ? x >= 0 : x > 0);
   if (!ok) bad(flag, v, allow_zero ? "expected a finite number >= 0" : "expected a finite number > 0");
   return x;
 }
@@ -68,7 +73,13 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 int parse_threads(const std::string& v) {
   if (v == "all") return hardware_threads();
-  return static_cast<int>(parse_int("--threads", v, 1, kMaxThreads));
+  int64_t x = 0;
+  const char* end = v.data() + v.size();
+  auto [p, ec] = std::from_chars(v.data(), end, x);
+  if (ec != std::errc() || p != end || x < 1 || x > kMaxThreads) {
+    bad("--threads", v, "expected all or an integer in [1, " + std::to_string(kMaxThreads) + "]");
+  }
+  return static_cast<int>(x);
 }
 
 const std::vector<FlagDef>& flag_table() {
@@ -108,8 +119,12 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool, RunFlags* f) { f->config.lr = parse_positive("--lr", v, false); }},
       {"--momentum", "X", "SGD momentum in [0, 1) (default 0)",
        [](const std::string& v, bool, RunFlags* f) {
-         const double m = parse_positive("--momentum", v, true);
-         if (m >= 1) bad("--momentum", v, "expected a number in [0, 1)");
+         char* end = nullptr;
+         const double m = std::strtod(v.c_str(), &end);
+         if (v.empty() || std::isspace(static_cast<unsigned char>(v[0])) || end != v.c_str() + v.size() ||
+             !(m >= 0 && m < 1)) {
+           bad("--momentum", v, "expected a number in [0, 1)");
+         }
          f->config.momentum = m;
        }},
       {"--weight-decay", "X", "L2 weight decay >= 0 (default 0)",
@@ -151,8 +166,13 @@ const std::vector<FlagDef>& flag_table() {
          else if (v == "classification") f->config.data.task = Task::kClassification;
          else bad("--task", v, "allowed: regression, classification");
        }},
-      {"--noise", "X", "synthetic regression label noise std dev (default 0.1)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.data.noise = static_cast<float>(parse_positive("--noise", v, true)); }},
+      {"--noise", "X", "synthetic regression label noise std dev in [0, 1e6] (default 0.1)",
+       [](const std::string& v, bool, RunFlags* f) {
+         // Bounded so that the labels and their squares stay finite in float32.
+         const double x = parse_positive("--noise", v, true);
+         if (x > kMaxNoise) bad("--noise", v, "expected a number in [0, 1e6]");
+         f->config.data.noise = static_cast<float>(x);
+       }},
       {"--shuffle", nullptr, "seeded per-epoch shuffle, identical for every backend",
        [](const std::string&, bool, RunFlags* f) { f->config.shuffle = true; }},
       {"--drop-last", nullptr, "drop the last partial batch of each epoch (default: keep it, mean over its size)",
@@ -227,9 +247,17 @@ const std::vector<FlagDef>& flag_table() {
          for (const std::string& s : split(v, ',')) f->world_sizes.push_back(static_cast<int>(parse_int("--world-sizes", s, 1, kMaxThreads)));
        }},
       {"--save-params", "FILE", "run: write the final parameters of the last repetition (float32, see params_file.h)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.save_params = v; }},
+       [](const std::string& v, bool lists, RunFlags* f) {
+         // Every configuration of a suite would write the one file: run-only, as the help says.
+         if (lists) throw UsageError("--save-params: not in suite files (give it to `trainbench run`)");
+         if (v.empty()) bad("--save-params", v, "expected a file path");
+         f->config.save_params = v;
+       }},
       {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json); default: stdout",
-       [](const std::string& v, bool, RunFlags* f) { f->out = v; }},
+       [](const std::string& v, bool, RunFlags* f) {
+         if (v.empty()) bad("--out", v, "expected a file path (leave --out out for stdout)");
+         f->out = v;
+       }},
       {"--no-ceilings", nullptr, "run: do not measure this machine's FMA, memory and GPU ceilings for the env JSON "
        "(~1 s; also TB_CEILINGS=0)",
        [](const std::string&, bool lists, RunFlags* f) {
@@ -392,7 +420,8 @@ std::string run_flags_help(bool for_export) {
   os << "\nA flag in [brackets] applies to those backends only; set for another backend, the run is a\n"
         "`skipped: FLAG does not apply to BACKEND` row (exit 0). --comm-timeout matters to multi-process\n"
         "backends and cpu-hogwild only and changes no result. Exit codes: 0 ok, 1 a run failed (its row says why),\n"
-        "2 bad input (nothing written), 3 a multi-process job was aborted.\n";
+        "2 bad input (nothing written), 3 a multi-process job was aborted, 74 an output could not be written\n"
+        "(disk full: files end at their last whole row), 130 / 143 SIGINT / SIGTERM (finished rows kept).\n";
   return os.str();
 }
 

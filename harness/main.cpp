@@ -2,7 +2,9 @@
 // launcher, schema.
 // Exit codes (harness/exit_codes.h, README "Exit codes"): 0 success; 1 a run
 // failed (its row says why); 2 bad input (one line naming the flag or file, nothing
-// written); 3 a multi-process job was aborted.
+// written); 3 a multi-process job was aborted; 74 an output could not be written;
+// 130 / 143 SIGINT / SIGTERM.
+#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <unistd.h>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -146,10 +149,19 @@ void check_outputs(const std::string& out, const std::string& save_params) {
   if (out != "-") check("--out", out);
   if (save_params.empty()) return;
   check("--save-params", save_params);
+  // Written after training: a folder it cannot be written to is known now (a read-only one).
+  const fs::path folder = fs::path(save_params).parent_path();
+  if (::access(folder.empty() ? "." : folder.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError("--save-params: cannot write into the folder '" + (folder.empty() ? "." : folder.string()) +
+                     "': " + std::strerror(errno));
+  }
   if (out != "-") {
+    // Absolute first: weakly_canonical leaves a relative path none of whose parts exists
+    // as it is, so "new.csv" and "./new.csv" would differ until the file is created.
     std::error_code ec;
-    const fs::path a = fs::weakly_canonical(save_params, ec), b = fs::weakly_canonical(out, ec);
-    if (a == b || a == fs::weakly_canonical(out + ".env.json", ec)) {
+    const auto same = [&ec](const std::string& p) { return fs::weakly_canonical(fs::absolute(p, ec), ec); };
+    const fs::path a = same(save_params), b = same(out);
+    if (a == b || a == same(out + ".env.json")) {
       throw UsageError("--save-params: '" + save_params + "' is also an output of --out (" + out +
                        " and its .env.json); give them different paths");
     }
@@ -239,6 +251,7 @@ int cmd_suite(const std::vector<std::string>& args, const std::string& command_l
     if (args[i] == "--out") {
       if (i + 1 >= args.size()) throw UsageError("--out: missing value (DIR)");
       out = args[++i];
+      if (out.empty()) throw UsageError("--out: invalid value '' (expected a folder path)");
     } else if (args[i] == "--no-ceilings") {
       no_ceilings = true;
     } else if (args[i].rfind("--", 0) == 0) {

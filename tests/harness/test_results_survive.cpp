@@ -269,7 +269,26 @@ TEST(Outputs, SaveParamsAndOutAreCheckedBeforeTraining) {
   EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
   r = run(std::string("run") + small + " --out " + std::string(TB_TEST_TMPDIR));
   EXPECT_EQ(r.code, 2) << r.out;
+  // The same new file named two ways: caught before it exists (weakly_canonical alone let
+  // "x.csv" and "./x.csv" differ, and the params replaced the rows).
+  const ShellResult twice = tb::test::shell(std::string("cd ") + TB_TEST_TMPDIR + " && rm -f twice.csv && " +
+                                            TB_TRAINBENCH_EXE + " run" + small + " --out twice.csv --save-params ./twice.csv");
+  EXPECT_EQ(twice.code, 2) << twice.out;
+  EXPECT_NE(twice.out.find("is also an output of --out"), std::string::npos) << twice.out;
+  EXPECT_FALSE(fs::exists(std::string(TB_TEST_TMPDIR) + "/twice.csv"));
+  for (const char* empty : {" --out ''", " --out x.csv --save-params ''"}) {
+    r = run(std::string("run") + small + empty);
+    EXPECT_EQ(r.code, 2) << empty << ": " << r.out;
+    EXPECT_NE(r.out.find("invalid value ''"), std::string::npos) << empty << ": " << r.out;
+  }
   EXPECT_FALSE(fs::exists(out)) << "nothing written on bad input";
+  // In a suite every configuration would write the one params file: run-only.
+  const std::string suite = tmp("save-params.suite");
+  std::ofstream(suite) << "s: --model linear --layers 8,1 --samples 64 --batch 16 --backends cpu-omp --save-params p.bin\n";
+  r = run("suite " + suite + " --out " + tmp("save-params-run"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--save-params: not in suite files"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp("save-params-run")));
 }
 
 TEST(Flags, IntegersOutOfRangeAreRefusedNamingTheFlagAndTheRange) {
@@ -277,7 +296,7 @@ TEST(Flags, IntegersOutOfRangeAreRefusedNamingTheFlagAndTheRange) {
                            "run --epochs 0", "run --device 99999999999", "run --samples 99999999999999999"}) {
     const ShellResult r = run(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.out;
-    EXPECT_NE(r.out.find("expected an integer"), std::string::npos) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("an integer"), std::string::npos) << args << ": " << r.out;  // --threads: "all or an integer"
   }
   const std::string suite = tmp("ws.suite");
   std::ofstream(suite) << "w: --model linear --layers 4,1 --samples 64 --batch 16 --backends cpu-ddp "
