@@ -1,6 +1,7 @@
 // harness/progress.cpp — see progress.h. Redraws at most 10 times a second.
 #include "harness/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,7 +12,21 @@ namespace tb {
 
 bool Progress::auto_enabled() {
   if (const char* f = std::getenv("TB_PROGRESS"); f && *f) return std::string(f) != "0";
-  return ::isatty(STDERR_FILENO) && std::getenv("CI") == nullptr;
+  // CI=false or CI= (a shell that clears it) is not CI.
+  const char* ci = std::getenv("CI");
+  const bool in_ci = ci != nullptr && *ci && std::string(ci) != "false" && std::string(ci) != "0";
+  return ::isatty(STDERR_FILENO) && !in_ci;
+}
+
+std::string fit_to_width(const std::string& text, size_t width) {
+  if (width < 8 || text.size() < width) return text;
+  // Cut from the middle, at UTF-8 character starts: the head names the run, the tail
+  // holds the loss and the ETAs. One column left free: a full line wraps on some terminals.
+  size_t head = (width - 2) / 3, tail_from = text.size() - (width - 2 - head);
+  const auto cont = [&](size_t i) { return i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; };
+  while (head > 0 && cont(head)) --head;
+  while (cont(tail_from)) ++tail_from;
+  return text.substr(0, head) + "~" + text.substr(tail_from);
 }
 
 std::string Progress::handover_file() {
@@ -22,8 +37,13 @@ std::string Progress::handover_file() {
 void Progress::draw(const std::string& line) {
   if (!enabled_ || line.empty()) return;
   std::string tail;
-  if (rest_s_ >= 0) tail = "  (suite: ~" + std::to_string(static_cast<long long>(rest_s_ + 0.5)) + " s more)";
-  std::fprintf(stderr, "\r\033[K%s%s%s", prefix_.c_str(), line.c_str(), tail.c_str());
+  if (rest_s_ >= 0) tail = "  (suite after this: ~" + std::to_string(static_cast<long long>(rest_s_ + 0.5)) + " s)";
+  // A line wider than the terminal wraps, and \r then redraws only its last part: the
+  // rest stays on screen, one stale line per redraw.
+  winsize ws{};
+  const size_t cols = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+  const std::string text = prefix_ + line + tail;
+  std::fprintf(stderr, "\r\033[K%s", (cols > 0 ? fit_to_width(text, cols) : text).c_str());
   std::fflush(stderr);
   last_print_ = clock_.seconds();
 }

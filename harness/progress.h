@@ -1,11 +1,12 @@
 // harness/progress.h — one self-overwriting status line on a terminal:
 // backend, epoch, step, loss, samples/s, ETA. Silent when stderr is not a
-// terminal or CI is set, so logs and CI output stay clean (TB_PROGRESS=1 forces it
+// terminal or CI is set (not to false or 0), so logs and CI output stay clean (TB_PROGRESS=1 forces it
 // on, e.g. `mpirun -x TB_PROGRESS=1 ...` for rank 0; TB_PROGRESS=0 off). A suite
 // prefixes "[k/N]" and its own ETA; a suite's multi-process job hands its rank 0's
 // line back through the file TB_PROGRESS_FILE, which the suite redraws.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -13,10 +14,14 @@
 
 namespace tb {
 
+// `text` cut to fewer than `width` columns (bytes; a UTF-8 character is never split) by
+// taking out its middle for "~"; unchanged when it fits or width < 8.
+std::string fit_to_width(const std::string& text, size_t width);
+
 class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled) {}
-  static bool auto_enabled();  // TB_PROGRESS, else isatty(stderr) && CI unset
+  static bool auto_enabled();  // TB_PROGRESS, else isatty(stderr) && CI unset, empty, false or 0
   // The progress of rank 0 of a job the suite started: written to TB_PROGRESS_FILE
   // when the suite set it ("" otherwise).
   static std::string handover_file();
