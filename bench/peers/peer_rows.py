@@ -35,6 +35,14 @@ def fmt_num(v):
     return "%.9g" % v  # as harness/result_row.cpp writes numbers
 
 
+def check_not_diverged(final_loss, initial_loss):
+    """Raises RuntimeError for a run whose final loss ends above the loss before training
+    (both over the whole training set): diverged while finite, as harness/runner.cpp says."""
+    if final_loss > initial_loss:
+        raise RuntimeError(f"diverged: final loss {final_loss:.6g} is above the loss before training "
+                           f"({initial_loss:.6g}): lower --lr")
+
+
 def _reader_columns():
     """(RESULT_COLUMNS, CURVE_COLUMNS) of reports/load.py: the header the reports read."""
     reports = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reports")

@@ -65,7 +65,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import disturbance  # noqa: E402
 from peer_export import BadInput, load_export, read_data, read_orders, read_params, write_params  # noqa: E402
-from peer_rows import Results, base_row, curve_row, fmt_num, identity, record_env  # noqa: E402
+from peer_rows import (Results, base_row, check_not_diverged, curve_row, fmt_num, identity,  # noqa: E402
+                       record_env)
 import torch_hogwild  # noqa: E402
 
 EVAL_CHUNK = 4096  # rows per forward pass when measuring the final loss
@@ -269,6 +270,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
         if tr.cuda:
             torch.backends.cuda.matmul.allow_tf32 = w.get("precision") == "tf32"
             torch.cuda.reset_peak_memory_stats(device)
+        initial_loss = tr.evaluate()[0]  # before any step: a final loss above it has diverged
         for e in range(args.warmup):
             _, bad = tr.train_epoch(e)
             if bad >= 0:
@@ -296,6 +298,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
             loss, acc = tr.evaluate()
             if not math.isfinite(loss):
                 raise RuntimeError("non-finite final loss after training")
+            check_not_diverged(loss, initial_loss)
             flat = flat_params(tr.model)
             checksum = float(np.sum(flat, dtype=np.float64))
             row = dict(base)
@@ -446,6 +449,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
     task, x, y = data
     try:
         tr = DdpTrainer(torch, w, task, x, y, orders, init, device, rank, world)
+        initial_loss = tr.evaluate()[0] if rank == 0 else None  # rank 0 alone evaluates (below)
         for e in range(args.warmup):
             _, bad = tr.train_epoch(e)
             if bad >= 0:
@@ -483,6 +487,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
             loss, acc = tr.evaluate()
             if not math.isfinite(loss):
                 raise RuntimeError("non-finite final loss after training")
+            check_not_diverged(loss, initial_loss)
             checksum = float(np.sum(flat, dtype=np.float64))
             row = dict(base)
             row.update({

@@ -158,6 +158,7 @@ def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, id
     ot = None if orders is None else [torch.from_numpy(o).clone().share_memory_() for o in orders]
     model = lib.build_model(torch, w["layers"], init)
     model.share_memory()
+    initial_loss = evaluate(torch, model, xt, yt, classification)[0]  # a final loss above it: diverged
     workers = None
     try:
         workers = Workers(torch, model, xt, yt, ot, w, classification, threads, n)
@@ -185,6 +186,7 @@ def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, id
             loss, acc = evaluate(torch, model, xt, yt, classification)
             if not math.isfinite(loss):
                 raise RuntimeError("non-finite final loss after training")
+            lib.check_not_diverged(loss, initial_loss)
             flat = lib.flat_params(model)
             row = dict(base)
             row.update({

@@ -80,3 +80,18 @@ def test_pytorch_matches_reference(name, tmp_path, trainbench, torch):
         others, steal = float(r["others_cpu_share"]), float(r["steal_share"])
         assert 0 <= others <= 1 and 0 <= steal <= 1, (others, steal)
         assert r["disturbed"] == ("true" if max(others, steal) > 0.05 else "false")
+
+
+def test_pytorch_and_reference_both_fail_a_run_that_diverges_while_finite(tmp_path, trainbench, torch):
+    """A learning rate far too large: the loss ends finite (~1e19) but above where it started.
+    Both sides record `failed: diverged: ...` (the peer by harness/runner.cpp's rule), never ok."""
+    flags = "--model linear --layers 16,1 --samples 2000 --batch 128 --epochs 2 --lr 1.5".split()
+    out = tmp_path / "r.csv"
+    run([trainbench, "run", "--backend", "reference", *flags, "--warmup", "0", "--reps", "1", "--out", out], expect=1)
+    run([trainbench, "export", *flags, "--out", tmp_path / "export"])
+    peer(tmp_path / "export", "--results", out, "--devices", "cpu", "--threads", "1",
+         "--warmup", "0", "--reps", "2", expect=1)
+    statuses = {r["backend"]: r["status"] for r in rows(out)}
+    for backend in ("reference", "torch-cpu"):
+        assert statuses[backend].startswith("failed: diverged: final loss "), statuses
+        assert "is above the loss before training" in statuses[backend], statuses
