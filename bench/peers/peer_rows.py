@@ -35,11 +35,15 @@ def fmt_num(v):
     return "%.9g" % v  # as harness/result_row.cpp writes numbers
 
 
+DIVERGED_FACTOR = 2.0  # harness/runner.cpp's kDivergedFactor
+
+
 def check_not_diverged(final_loss, initial_loss):
-    """Raises RuntimeError for a run whose final loss ends above the loss before training
-    (both over the whole training set): diverged while finite, as harness/runner.cpp says."""
-    if final_loss > initial_loss:
-        raise RuntimeError(f"diverged: final loss {final_loss:.6g} is above the loss before training "
+    """Raises RuntimeError for a run whose final loss ends above twice the loss before
+    training (both over the whole training set): diverged while finite, as
+    harness/runner.cpp says."""
+    if final_loss > DIVERGED_FACTOR * initial_loss:
+        raise RuntimeError(f"diverged: final loss {final_loss:.6g} is over twice the loss before training "
                            f"({initial_loss:.6g}): lower --lr")
 
 

@@ -524,14 +524,16 @@ class HappensBefore {
 inline Problems check_ordering(const Trace& t) { return HappensBefore().run(t); }
 
 // ---- epochs ---------------------------------------------------------------------------------
-// What the runner does (harness/runner.cpp): set_params, `warmup` epochs, then per
-// repetition set_params, `epochs` epochs, evaluate (device work, one readback), params.
+// What the runner does (harness/runner.cpp): set_params, evaluate (the loss before
+// training), `warmup` epochs, then per repetition set_params, `epochs` epochs, evaluate
+// (device work, one readback), params.
 struct Plan {
   int warmup = 0, reps = 1, epochs = 1;
   int steps = 1;  // batches per epoch
   int total_epochs() const { return warmup + reps * epochs; }
-  // Whether an evaluation runs between epoch j - 1 and epoch j.
-  bool eval_before(int j) const { return j >= warmup + epochs && (j - warmup) % epochs == 0; }
+  // Whether an evaluation runs between epoch j - 1 and epoch j (before epoch 0: the loss
+  // before training, which a diverged run's final loss is judged against).
+  bool eval_before(int j) const { return j == 0 || (j >= warmup + epochs && (j - warmup) % epochs == 0); }
 };
 
 struct EpochSpan {
@@ -573,7 +575,7 @@ inline std::vector<EpochSpan> find_epochs(const Trace& all, const Plan& plan, Pr
   for (int j = 0; j < plan.total_epochs(); ++j) {
     EpochSpan e;
     e.step_ends.assign(ends.begin() + j * plan.steps, ends.begin() + (j + 1) * plan.steps);
-    if (j > 0 && plan.eval_before(j)) {  // skip the evaluation: its kernels, then its readback
+    if (plan.eval_before(j)) {  // skip the evaluation: its kernels, then its readback
       from = find(find(from, is_kernel_launch), is_host_sync) + 1;
       if (from > e.step_ends.front()) {
         p->push_back("epoch " + std::to_string(j) + ": no evaluation (kernels + readback) before its first step");
