@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -173,7 +174,8 @@ std::vector<ResultRow> parse_rows(const std::vector<std::string>& lines, const R
 // Runs configuration `index` of the suite under `mpirun -np world_size` (the
 // internal `suite-worker` command, run_suite_worker below); rank 0 writes its rows
 // into a scratch folder, appended here to the suite's files. A job that dies
-// without rows becomes one `failed:` row naming the exit status.
+// (non-zero exit, no failed row of its own) adds one `failed:` row naming the launcher
+// and the exit status or signal, for the repetition it died in.
 RunOutcome run_multi_process(const std::string& suite_path, size_t index, const RunConfig& c, const RunIdentity& id,
                              const std::string& out_dir, ResultFiles& files, Progress& progress,
                              std::vector<std::string>* hosts) {
@@ -199,6 +201,8 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
   } catch (const std::exception& e) {
     ::unsetenv("TB_PROGRESS_FILE");
     progress.finish();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);  // nothing of the job's to keep
     o.failure = std::string("failed: ") + e.what();
     o.failed = true;
     o.rows.push_back(status_row(c, id, o.failure));
@@ -217,10 +221,24 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
   o.rows = parse_rows(row_lines, c, id);
   std::filesystem::remove_all(dir);
   for (const ResultRow& r : o.rows) o.failed |= r.status.rfind("failed", 0) == 0;
-  if (o.rows.empty()) {
+  // A job that ended badly without a failed row of its own (a rank killed, the launcher
+  // stopped, after some repetitions were written): the repetition it died in fails, so
+  // the suite says so and exits 1. A skipped configuration's job exits 0.
+  if (status != 0 && !o.failed) {
+    const std::string launcher = std::filesystem::path(mpirun_prefix(c.world_size).front()).filename().string();
+    // 128 + N: the launcher, or the rank it passes on, ended by signal N (which, only log.txt tells).
+    std::string why = "a rank died or was stopped";
+    if (status > 128 && status < 128 + NSIG) {
+      const char* name = sigabbrev_np(status - 128);
+      why = "128 + " + std::to_string(status - 128) + (name ? std::string(": SIG") + name : std::string()) +
+            ", a rank or the launcher ended by that signal";
+    }
     o.failed = true;
-    o.rows.push_back(status_row(c, id, "failed: mpirun -np " + std::to_string(c.world_size) + " exited with status " +
-                                           std::to_string(status) + " (see log.txt)"));
+    ResultRow r = status_row(c, id, "failed: " + launcher + " -np " + std::to_string(c.world_size) +
+                                        " exited with status " + std::to_string(status) + " (" + why +
+                                        "; see log.txt)");
+    r.repetition = static_cast<int64_t>(o.rows.size());  // the rows written are repetitions 0..k-1
+    o.rows.push_back(r);
     files.add(o.rows.back(), {});
   }
   return o;

@@ -187,6 +187,37 @@ TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinSecondsOfTheFault) {
 // parameter broadcast): it must abort the job, not leave it to the watchdog's deadline.
 INSTANTIATE_TEST_SUITE_P(Kinds, CpuDdpFault, ::testing::Values("throw", "exit", "kill", "hang", "nan", "setup"));
 
+// A suite's job that dies after some repetitions were written: those rows stay, and the
+// repetition it died in is a failed row naming the launcher and the status, exit 1 (it
+// was a silent success: rows 0 and 1 ok, exit 0). 16 steps a repetition (8 batches, 2
+// epochs): step 20 is in repetition 1.
+TEST(CpuDdpSuite, AJobThatDiesAfterSomeRepetitionsFailsTheOneItDiedIn) {
+  const std::string suite = tmp("dies-late.suite"), dir = tmp("dies-late-run");
+  fs::remove_all(dir);
+  std::string entry = kWorkload;
+  entry.replace(entry.find("--reps 1"), 8, "--reps 3");
+  std::ofstream(suite) << "late:" << entry << " --backends cpu-ddp --world-sizes 2\n";
+  const Result r = sh("TB_FAULT=rank=1,step=20,kind=exit timeout 100 " + std::string(TB_TRAINBENCH_EXE) + " suite " +
+                      suite + " --out " + dir + " --no-ceilings");
+  EXPECT_EQ(r.code, 1) << r.out;
+  std::ifstream in(dir + "/results.csv");
+  std::string header, line;
+  std::getline(in, header);
+  std::vector<std::string> rows;
+  while (std::getline(in, line)) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  const auto cell = [&](const std::string& row, const char* name) {
+    const std::vector<std::string> h = tb::csv_fields(header), f = tb::csv_fields(row);
+    const size_t i = static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin());
+    return i < f.size() ? f[i] : std::string("?");
+  };
+  EXPECT_EQ(cell(rows[0], "status"), "ok");
+  EXPECT_EQ(cell(rows[0], "repetition"), "0");
+  EXPECT_EQ(cell(rows[1], "repetition"), "1");
+  EXPECT_NE(cell(rows[1], "status").find(" -np 2 exited with status "), std::string::npos) << rows[1];
+  EXPECT_EQ(cell(rows[1], "status").rfind("failed: ", 0), 0u) << rows[1];
+}
+
 }  // namespace
 
 namespace {
