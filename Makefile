@@ -101,7 +101,7 @@ report:
 	    if [ -e "$$keep/$$i" ]; then touch -r "$$keep/$$i" "$$d"; fi; done; \
 	  rm -rf "$$keep"; exit $$rc
 
-# Keep a run in the repository: docs/results/<date>-<device>/ with a README naming the machine.
+# Keep a run in the repository: docs/results/<device>-<date>/ with a README naming the machine.
 record:
 	@test -n "$(RUN)" || { echo "make record: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
 	$(PYTHON) reports/record.py $(RUN) --dest docs/results $(if $(NOTE),--note "$(NOTE)")
