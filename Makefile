@@ -22,7 +22,10 @@ THRESHOLD  ?= 5%
 # slower OpenBLAS kernels), and Debian's OpenMP build of OpenBLAS for PyTorch and numpy.
 PERF_SUITE   ?= bench/suites/perf.suite
 PERF_RESULTS ?= results/perf-$(RUN_ID)
-OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
+# Debian puts it under the multiarch folder (x86_64-linux-gnu, aarch64-linux-gnu, ...): gcc
+# names it; where gcc prints none (not a Debian gcc), uname's machine is the usual first part.
+MULTIARCH    ?= $(or $(shell gcc -print-multiarch 2>/dev/null),$(shell uname -m)-linux-gnu)
+OPENBLAS_OMP ?= /usr/lib/$(MULTIARCH)/openblas-openmp
 PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
 # `make fuzz` (tests/fuzz/): its own clang build with libFuzzer, ASan and UBSan, then each
