@@ -49,7 +49,10 @@ endif
 # cmake --build runs in one tree would compile and link the same files at the same time.
 BUILD_LOCK := $(if $(shell command -v flock 2>/dev/null),mkdir -p $(BUILD) && flock $(BUILD)/.make.lock)
 
-configure:
+# `make -j test` must not configure while apt is still installing cmake or a library CMake
+# looks for: configure waits for deps (order-only) where a goal that installs (test, bench,
+# perf) was asked for; `make build` or `make configure` alone installs nothing.
+configure: | $(if $(filter test bench perf,$(MAKECMDGOALS)),deps)
 	$(BUILD_LOCK) cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 
 build: configure
