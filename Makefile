@@ -22,7 +22,10 @@ THRESHOLD  ?= 5%
 # slower OpenBLAS kernels), and Debian's OpenMP build of OpenBLAS for PyTorch and numpy.
 PERF_SUITE   ?= bench/suites/perf.suite
 PERF_RESULTS ?= results/perf-$(RUN_ID)
-OPENBLAS_OMP ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
+# Debian puts it under the multiarch folder (x86_64-linux-gnu, aarch64-linux-gnu, ...): gcc
+# names it; where gcc prints none (not a Debian gcc), uname's machine is the usual first part.
+MULTIARCH    ?= $(or $(shell gcc -print-multiarch 2>/dev/null),$(shell uname -m)-linux-gnu)
+OPENBLAS_OMP ?= /usr/lib/$(MULTIARCH)/openblas-openmp
 PERF_ENV      = env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE LD_LIBRARY_PATH=$(OPENBLAS_OMP)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 
 # `make fuzz` (tests/fuzz/): its own clang build with libFuzzer, ASan and UBSan, then each
@@ -46,7 +49,10 @@ endif
 # cmake --build runs in one tree would compile and link the same files at the same time.
 BUILD_LOCK := $(if $(shell command -v flock 2>/dev/null),mkdir -p $(BUILD) && flock $(BUILD)/.make.lock)
 
-configure:
+# `make -j test` must not configure while apt is still installing cmake or a library CMake
+# looks for: configure waits for deps (order-only) where a goal that installs (test, bench,
+# perf) was asked for; `make build` or `make configure` alone installs nothing.
+configure: | $(if $(filter test bench perf,$(MAKECMDGOALS)),deps)
 	$(BUILD_LOCK) cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 
 build: configure
@@ -101,7 +107,7 @@ report:
 	    if [ -e "$$keep/$$i" ]; then touch -r "$$keep/$$i" "$$d"; fi; done; \
 	  rm -rf "$$keep"; exit $$rc
 
-# Keep a run in the repository: docs/results/<date>-<device>/ with a README naming the machine.
+# Keep a run in the repository: docs/results/<device>-<date>/ with a README naming the machine.
 record:
 	@test -n "$(RUN)" || { echo "make record: no results/<run-id>/ yet: run make bench, or pass RUN=dir" >&2; exit 2; }
 	$(PYTHON) reports/record.py $(RUN) --dest docs/results $(if $(NOTE),--note "$(NOTE)")

@@ -77,8 +77,15 @@ env_exports() {
   mkdir -p "$prefix"
   local deb
   for deb in "$dir"/*.deb; do dpkg -x "$deb" "$prefix"; done
-  local usr=$prefix/usr arch
-  arch=$(ls "$usr/lib" | grep -- '-linux-gnu$' | head -n 1)
+  local usr=$prefix/usr arch='' d
+  # The libraries' multiarch folder (usr/lib/x86_64-linux-gnu). A glob, not `ls | grep`: under
+  # set -e and pipefail a grep that matched nothing ended the script without a word.
+  for d in "$usr"/lib/*-linux-gnu; do [ -d "$d" ] && { arch=${d##*/}; break; }; done
+  if [ -z "$arch" ]; then
+    echo "gpu-carry env: no $usr/lib/<arch>-linux-gnu/ after unpacking $dir/*.deb: fetch the packages" \
+         "on Debian 12 for this machine's architecture ('.ci/gpu-carry.sh fetch' there) and carry them again" >&2
+    exit 2
+  fi
   local lib=$usr/lib/$arch
   echo "export TB_DEPS_PREFIX='$usr'"
   echo "export TB_SKIP_DEPS=1"

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Keep a finished run in the repository: copy a result folder to
-docs/results/<date>-<device>/ with a README naming the machine, so measured numbers
+docs/results/<device>-<date>/ with a README naming the machine, so measured numbers
 are committed deliberately (results/ itself is never committed).
 
 Usage: reports/record.py RESULT_DIR [--dest docs/results] [--note TEXT]
-The folder name is the run's date and its device: the first GPU's name
+The folder name is the run's device and its date: the first GPU's name
 ("nvidia-h100-80gb-hbm3", with "x4" when there are four of them) or, without
-GPUs, the CPU model and "cpu". A second run of the same date and device goes to
-<date>-<device>-2 (then -3, ...); the same run twice is refused. The README lists
+GPUs, the CPU model and "cpu". A second run of the same device and date goes to
+<device>-<date>-2 (then -3, ...); the same run twice is refused. The README lists
 the GPUs, driver, CPU, cores, memory, commit and command line from env.json, and
 how to render the report again.
 
@@ -91,7 +91,7 @@ def free_dest(base, run_id):
         if theirs is None or theirs == run_id:
             raise InputError(f"{dest}: already exists and holds this run "
                              "(remove it, or keep the earlier record)")
-    raise InputError(f"{base}: 999 records of this date and device already")
+    raise InputError(f"{base}: 999 records of this device and date already")
 
 
 def record(run_dir, dest_root, note=""):
@@ -107,7 +107,8 @@ def record(run_dir, dest_root, note=""):
         raise InputError(f"{run_dir}: made from a dirty tree (uncommitted changes): rerun from a commit")
     date = (env.get("timestamp") or "")[:10] or "undated"
     label, _ = device_of(env)
-    dest = free_dest(os.path.join(dest_root, f"{date}-{label}"), env.get("run_id"))
+    # Device first, as docs/results/ names its folders (and as the docs link to them).
+    dest = free_dest(os.path.join(dest_root, f"{label}-{date}"), env.get("run_id"))
     os.makedirs(dest_root, exist_ok=True)
     # Built beside the destination and renamed into place: never a half-copied record.
     tmp = tempfile.mkdtemp(prefix=".record-", dir=dest_root)

@@ -75,6 +75,17 @@ def test_env_refuses_system_prefixes(tmp_path, prefix):
     assert r.stdout == ""
 
 
+@need_dpkg
+def test_env_without_a_multiarch_library_folder_says_so_and_fails(tmp_path):
+    # Packages that unpack no usr/lib/<arch>-linux-gnu/ (fetched elsewhere, or the wrong ones):
+    # exports without the library folder would send make gpu-check to apt; say so instead.
+    make_deb(str(tmp_path), "tbtool", {"usr/bin/tb-carried-tool": "#!/bin/sh\n"})
+    r = run("env", str(tmp_path / "debs"), str(tmp_path / "prefix"))
+    assert r.returncode == 2
+    assert "-linux-gnu/ after unpacking" in r.stderr and "Debian 12" in r.stderr
+    assert r.stdout == ""
+
+
 def test_env_without_debs_says_how_to_get_them(tmp_path):
     r = run("env", str(tmp_path / "empty"), str(tmp_path / "p"))
     assert r.returncode == 2

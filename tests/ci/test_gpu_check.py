@@ -66,6 +66,30 @@ def test_without_a_driver_it_names_the_missing_nvidia_smi(tmp_path):
     assert "gpu-check: no usable GPU: nvidia-smi not found (no NVIDIA driver on this machine)" in r.stderr
 
 
+def _libcuda_loads():
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(_libcuda_loads(), reason="this machine has CUDA's driver library")
+def test_a_gpu_listed_but_no_cuda_driver_fails_before_building(tmp_path):
+    # nvidia-smi lists a GPU, libcuda.so.1 cannot be loaded: the driver-API probe says so and
+    # the check exits before the build, as without a GPU (no bundle, nothing built).
+    out = tmp_path / "bundle"
+    smi = "#!/bin/sh\necho 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)'\n"
+    r = _make_gpu_check(tmp_path, {"TB_GPU_CHECK_OUT": str(out), "TB_GPU_CHECK_BUILD": str(tmp_path / "b"),
+                                   "PYTHON": sys.executable}, nvidia_smi=smi)
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "gpu-check: no usable GPU: nvidia-smi lists a GPU, but CUDA's driver library cannot be loaded" \
+        in r.stderr, r.stderr
+    assert "Error 3" in r.stderr  # make's line: the script's status
+    assert not out.exists() and not (tmp_path / "b").exists()
+
+
 needs_fake = pytest.mark.skipif(not os.path.exists(SHIM), reason=f"no fake CUDA runtime built ({SHIM})")
 
 SUITE = """defaults: --epochs 2 --warmup 1 --reps 2 --seed 1
