@@ -380,15 +380,34 @@ def render_html(summary, title="trainbench report"):
 
 def write_atomic(path, text):
     """Write text to path via a temporary file in the same folder and os.replace."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=folder)
+    write_all_atomic([(path, text)])
+
+
+def write_all_atomic(files):
+    """Write every (path, text) or none: all temporary files first (beside their targets),
+    then the renames, so a failure (a full disk, a folder where a file should be) replaces
+    no file. An OSError names the path it failed on (its filename)."""
+    staged = []
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        for path, text in files:
+            folder = os.path.dirname(os.path.abspath(path))
+            try:
+                if os.path.isdir(path):
+                    raise IsADirectoryError(21, "Is a directory", path)
+                fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=folder)
+                staged.append((tmp, path))
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.chmod(tmp, 0o644)
+            except OSError as e:
+                if e.filename is None or e.filename in (tmp for tmp, _ in staged):
+                    e.filename = path
+                raise
+        for tmp, path in staged:
+            os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         raise
 

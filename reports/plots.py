@@ -19,6 +19,10 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")
+# Titles and labels carry the user's names (a workload may be called "price$5"): plain
+# text, never mathtext, which raises on an unbalanced "$" (no report at all) and
+# typesets a balanced pair.
+matplotlib.rcParams["text.parse_math"] = False
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import EngFormatter, MaxNLocator  # noqa: E402

@@ -40,17 +40,22 @@ def main(argv=None):
         out_dir = os.path.dirname(os.path.abspath(out))
         if not os.path.isdir(out_dir):
             raise InputError(f"{out}: output folder {out_dir} does not exist")
+        # Only an .html name: `-o RESULT_DIR/results.csv` replaced the data with the page.
+        if not out.endswith(".html"):
+            raise InputError(f"-o {out}: the report's file name must end in .html")
         summary = derive.summarize(runs)
         html = page.render_html(summary, args.title)
         doc = summary_json.build(summary)
-        page.write_atomic(out, printable(html))
-        summary_json.write(summary_json.path_beside(out), doc)
+        # Both or neither: a summary.json that cannot be written must not leave a new page
+        # beside an old summary.
+        page.write_all_atomic([(out, printable(html)),
+                               (summary_json.path_beside(out), summary_json.text_of(doc))])
     except InputError as e:
         print(f"render.py: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"render.py: error: {printable(out)}: cannot write report ({e.strerror})",
-              file=sys.stderr)
+        print(f"render.py: error: {printable(e.filename or out)}: cannot write the report "
+              f"({e.strerror}); no file replaced", file=sys.stderr)
         return 2
     for run in runs:
         mixed = run.mixed_runs()

@@ -215,7 +215,11 @@ def path_beside(report_path):
     return os.path.join(folder, "summary.json" if stem == "report" else f"{stem}.summary.json")
 
 
+def text_of(doc):
+    """doc as strict JSON text (a path's non-UTF-8 bytes as \\udcXX escapes)."""
+    return printable(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
 def write(path, doc):
     """Write doc as strict JSON, atomically (a temporary file beside it, then os.replace)."""
-    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    page.write_atomic(path, printable(text))   # a path's non-UTF-8 bytes as \udcXX escapes
+    page.write_atomic(path, text_of(doc))

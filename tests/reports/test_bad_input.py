@@ -182,6 +182,58 @@ def test_same_run_twice_is_rejected(gpu_run, tmp_path, capsys):
     assert not os.path.exists(out)
 
 
+def test_an_output_that_is_not_html_is_refused_and_the_data_kept(gpu_run, capsys):
+    """-o RESULT_DIR/results.csv replaced the results with the page (exit 0)."""
+    data = os.path.join(gpu_run, "results.csv")
+    with open(data, encoding="utf-8") as f:
+        before = f.read()
+    assert render.main([gpu_run, "-o", data]) == 2
+    err = capsys.readouterr().err
+    assert "must end in .html" in err and err.count("\n") == 1, err
+    with open(data, encoding="utf-8") as f:
+        assert f.read() == before
+
+
+def test_a_summary_that_cannot_be_written_replaces_neither_file(gpu_run, tmp_path, capsys):
+    """Both files or neither: a folder where rep.summary.json goes used to leave a new
+    rep.html beside it, and the message named rep.html."""
+    out = tmp_path / "rep.html"
+    out.write_text("OLD", encoding="utf-8")
+    (tmp_path / "rep.summary.json").mkdir()
+    assert render.main([gpu_run, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "rep.summary.json: cannot write the report" in err and "no file replaced" in err, err
+    assert out.read_text(encoding="utf-8") == "OLD"
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_a_workload_name_with_dollar_signs_is_plain_text_in_the_plots(tmp_path):
+    """matplotlib reads "$...$" as mathtext: an unbalanced one raised (no report at all),
+    a balanced one was typeset. trainbench accepts such names."""
+    folder = fx.write_run(tmp_path / "dollar", "cpubox")
+    path = os.path.join(folder, "results.csv")
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    w = rows[0].index("workload")
+    first = rows[1][w]
+    for r in rows[1:]:
+        if r[w] == first:
+            r[w] = "price$\\frac{1}{$"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    curves = os.path.join(folder, "curves.csv")
+    with open(curves, encoding="utf-8", newline="") as f:
+        crows = list(csv.reader(f))
+    cw = crows[0].index("workload")
+    for r in crows[1:]:
+        if r[cw] == first:
+            r[cw] = "price$\\frac{1}{$"
+    with open(curves, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(crows)
+    html = fx.render_html(folder)
+    assert "price$\\frac{1}{$" in html
+
+
 # --- bytes that are not UTF-8 (issue #13, item 9): one line naming the file, the line
 # and the byte, exit 2, for each file of a result folder and for both tools ----------
 
