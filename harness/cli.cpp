@@ -255,7 +255,7 @@ const std::vector<FlagDef>& flag_table() {
        }},
       {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json); default: stdout",
        [](const std::string& v, bool, RunFlags* f) {
-         if (v.empty()) bad("--out", v, "expected a file path (leave --out out for stdout)");
+         if (v.empty()) bad("--out", v, "expected a path");
          f->out = v;
        }},
       {"--no-ceilings", nullptr, "run: do not measure this machine's FMA, memory and GPU ceilings for the env JSON "

@@ -223,14 +223,18 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
   for (const ResultRow& r : o.rows) o.failed |= r.status.rfind("failed", 0) == 0;
   // A job that ended badly without a failed row of its own (a rank killed, the launcher
   // stopped, after some repetitions were written): the repetition it died in fails, so
-  // the suite says so and exits 1. A skipped configuration's job exits 0.
-  if (status != 0 && !o.failed) {
+  // the suite says so and exits 1. Not when the suite itself was interrupted (it ended
+  // the job: the finished rows stand, exit 130/143), nor after every repetition's row (a
+  // death while shutting down loses nothing). A skipped configuration's job exits 0.
+  if (status != 0 && !o.failed && interrupt_signal() == 0 &&
+      (o.rows.empty() || static_cast<int64_t>(o.rows.size()) < c.reps)) {
     const std::string launcher = std::filesystem::path(mpirun_prefix(c.world_size).front()).filename().string();
     // 128 + N: the launcher, or the rank it passes on, ended by signal N (which, only log.txt tells).
     std::string why = "a rank died or was stopped";
     if (status > 128 && status < 128 + NSIG) {
-      const char* name = sigabbrev_np(status - 128);
-      why = "128 + " + std::to_string(status - 128) + (name ? std::string(": SIG") + name : std::string()) +
+      // strsignal's words, not sigabbrev_np (glibc 2.32+: older clusters' compilers lack it).
+      const char* name = ::strsignal(status - 128);
+      why = "128 + " + std::to_string(status - 128) + (name ? std::string(": ") + name : std::string()) +
             ", a rank or the launcher ended by that signal";
     }
     o.failed = true;

@@ -384,9 +384,10 @@ def write_atomic(path, text):
 
 
 def write_all_atomic(files):
-    """Write every (path, text) or none: all temporary files first (beside their targets),
-    then the renames, so a failure (a full disk, a folder where a file should be) replaces
-    no file. An OSError names the path it failed on (its filename)."""
+    """Write every (path, text), or (all but a failed rename) none: all temporary files
+    first, beside their targets, then the renames, so a failure while writing (a full disk,
+    a folder where a file should be) replaces no file. An OSError names the target path it
+    failed on (its filename), never a temporary file."""
     staged = []
     try:
         for path, text in files:
@@ -400,8 +401,7 @@ def write_all_atomic(files):
                     f.write(text)
                 os.chmod(tmp, 0o644)
             except OSError as e:
-                if e.filename is None or e.filename in (tmp for tmp, _ in staged):
-                    e.filename = path
+                e.filename = path
                 raise
         for tmp, path in staged:
             os.replace(tmp, path)

@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["text.parse_math"] = False
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import EngFormatter, MaxNLocator  # noqa: E402
+from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator, NullFormatter  # noqa: E402
 
 import loss_curves  # noqa: E402
 from derive import weak_series_label  # noqa: E402
@@ -38,6 +38,14 @@ PALETTE = ["#4d4d4d", "#1f77b4", "#17becf", "#2ca02c", "#ff7f0e", "#d62728",
 LINESTYLES = ["-", "--", "-.", ":"]
 LOG_RATIO = 30.0   # a log axis when the largest value is this many times the smallest
 DPI = 100
+
+
+def plain_log_ticks(axis, formatter=None):
+    """Tick labels of a log axis without mathtext, which is off (above): the default
+    LogFormatterSciNotation writes "$\\mathdefault{10^{4}}$", shown as it is. Majors as
+    `formatter` (default "1e−03", "1", "1000"), minors unlabelled."""
+    axis.set_major_formatter(formatter or LogFormatter())
+    axis.set_minor_formatter(NullFormatter())
 
 
 def backend_color(g):
@@ -71,6 +79,7 @@ def throughput_plot(w):
     log = max(med) / min(med) > LOG_RATIO
     if log:
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis, EngFormatter())
     else:
         ax.xaxis.set_major_formatter(EngFormatter())
     ax.set_xlabel("samples/s (median, whiskers min–max)" + (", log scale" if log else ""))
@@ -252,6 +261,7 @@ def loss_figure(w):
                 "over training", transform=ax.transAxes, ha="center", color="#8a5a00")
     elif pos and len(pos) == len(all_losses) and max(pos) / min(pos) > 10:
         ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
     ax.set_xlabel("epoch")
     ax.set_ylabel("training loss (mean over the epoch's steps)")
     ax.set_title(f"{w.name}: training loss per epoch (all backends overlaid)")

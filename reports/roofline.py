@@ -10,7 +10,7 @@ of their GPU model. Inputs come from efficiency.analyse(); nothing is recomputed
 from matplotlib.figure import Figure
 
 from efficiency import gpu_ids
-from plots import _png, backend_color
+from plots import _png, backend_color, plain_log_ticks
 
 MARKERS = "os^Dv<>p*h"
 
@@ -66,6 +66,8 @@ def roofline_plot(device, entries):
     bottom = min(ys + [top]) / 10.0
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlim(lo, hi)
     ax.set_ylim(bottom, top * 3.0)
     ax.set_xlabel("arithmetic intensity (FLOP/byte; model FLOPs / lower-bound bytes per sample)")

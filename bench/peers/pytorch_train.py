@@ -236,10 +236,11 @@ class Trainer:
 def settle_allocator(tr, warmup):
     """After the warm-up, one untimed evaluation, as after every repetition. Its large
     tensors raise glibc's dynamic mmap and trim thresholds; without it the first
-    repetition, the only one not preceded by an evaluation, ran torch-cpu 10-20% slower
+    repetition, the only one then not preceded by an evaluation, ran torch-cpu 10-20% slower
     than the others (small MLP at 1 thread: 122-133k against 145-150k samples/s; with
     it 149k, as the rest), the repetitions' step allocations still mmapped and trimmed.
-    Nothing without a warm-up (that run asked for a cold start)."""
+    Nothing without a warm-up: the evaluation of the loss before training (run_config)
+    already came first, as trainbench's runner does."""
     if warmup > 0:
         tr.evaluate()
 

@@ -158,9 +158,9 @@ def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, id
     ot = None if orders is None else [torch.from_numpy(o).clone().share_memory_() for o in orders]
     model = lib.build_model(torch, w["layers"], init)
     model.share_memory()
-    initial_loss = evaluate(torch, model, xt, yt, classification)[0]  # a final loss above it: diverged
     workers = None
     try:
+        initial_loss = evaluate(torch, model, xt, yt, classification)[0]  # over twice it at the end: diverged
         workers = Workers(torch, model, xt, yt, ot, w, classification, threads, n)
         for e in range(args.warmup):
             stats = workers.epoch(e, reset=e == 0)

@@ -82,7 +82,8 @@ TEST(Cli, BadInputNamesTheFlagAndTheAllowedValues) {
   expect_usage_error({"--lr", "inf"}, "--lr");
   expect_usage_error({"--threads", "0"}, "--threads");
   // Past INT_MAX: bad input, not a count wrapped to a negative int (found by fuzzing).
-  expect_usage_error({"--threads", "2147483648"}, "--threads: invalid value '2147483648' (expected all or an integer in [1, 4096])");
+  expect_usage_error({"--threads", "2147483648"},
+                     "--threads: invalid value '2147483648' (expected all or an integer in [1, 4096])");
   expect_usage_error({"--device", "4294967296"}, "--device");
   expect_usage_error({"--devices", "0,2147483648"}, "--devices");
   expect_usage_error({"--reps", "0"}, "--reps");

@@ -166,6 +166,9 @@ TEST(SuiteSignals, SigtermEndsTheSuiteAndItsMpiJobAndKeepsTheRows) {
   const ShellResult left = tb::test::shell("pgrep -f -- '" + dir + "/[.]worker' || true");
   EXPECT_EQ(left.out, "") << left.out;
   EXPECT_GE(whole_rows(dir + "/results.csv"), 3u);  // fast's 2 rows and the worker's finished repetitions
+  // The job the suite ended is not a failure: no row says failed (the interrupted
+  // repetition simply did not run).
+  EXPECT_EQ(slurp(dir + "/results.csv").find("failed: "), std::string::npos) << slurp(dir + "/results.csv");
   EXPECT_NE(slurp(dir + "/log.txt").find("interrupted by SIGTERM during configuration 2 of 2"), std::string::npos)
       << slurp(dir + "/log.txt");
 }
@@ -272,7 +275,8 @@ TEST(Outputs, SaveParamsAndOutAreCheckedBeforeTraining) {
   // The same new file named two ways: caught before it exists (weakly_canonical alone let
   // "x.csv" and "./x.csv" differ, and the params replaced the rows).
   const ShellResult twice = tb::test::shell(std::string("cd ") + TB_TEST_TMPDIR + " && rm -f twice.csv && " +
-                                            TB_TRAINBENCH_EXE + " run" + small + " --out twice.csv --save-params ./twice.csv");
+                                            TB_TRAINBENCH_EXE + " run" + small +
+                                            " --out twice.csv --save-params ./twice.csv");
   EXPECT_EQ(twice.code, 2) << twice.out;
   EXPECT_NE(twice.out.find("is also an output of --out"), std::string::npos) << twice.out;
   EXPECT_FALSE(fs::exists(std::string(TB_TEST_TMPDIR) + "/twice.csv"));
@@ -284,7 +288,8 @@ TEST(Outputs, SaveParamsAndOutAreCheckedBeforeTraining) {
   EXPECT_FALSE(fs::exists(out)) << "nothing written on bad input";
   // In a suite every configuration would write the one params file: run-only.
   const std::string suite = tmp("save-params.suite");
-  std::ofstream(suite) << "s: --model linear --layers 8,1 --samples 64 --batch 16 --backends cpu-omp --save-params p.bin\n";
+  std::ofstream(suite) << "s: --model linear --layers 8,1 --samples 64 --batch 16 --backends cpu-omp "
+                          "--save-params p.bin\n";
   r = run("suite " + suite + " --out " + tmp("save-params-run"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--save-params: not in suite files"), std::string::npos) << r.out;

@@ -279,7 +279,7 @@ TEST(TrainbenchExe, ARunWhoseLossEndsAboveItsStartIsFailedDiverged) {
 }
 
 // A failure in a later repetition is that repetition's row (it said 0 before), after the
-// earlier repetitions' ok rows. cpu-hogwild takes injected faults: a NaN loss from step 6
+// earlier repetitions' ok rows. cpu-hogwild takes injected faults: a NaN loss from step 5
 // on, the second repetition's first step (4 steps an epoch, one epoch, no warm-up).
 TEST(TrainbenchExe, AFailedRowCarriesTheRepetitionItFailedIn) {
   const std::string out = tmp("rep-fail.csv");

@@ -56,13 +56,18 @@ case " $* " in
   *" update "*)
     case "$FAKE_APT_GET" in
       lock*) n=$(cat "$FAKE_LOG.locks" 2>/dev/null || echo 0)
-             if [ "$n" -lt "${FAKE_APT_GET#lock }" ]; then echo $((n + 1)) > "$FAKE_LOG.locks"
-               echo "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 1 (apt-get)" >&2; exit 100; fi ;;
+             if [ "$n" -lt "${FAKE_APT_GET#lock }" ]; then
+               echo $((n + 1)) > "$FAKE_LOG.locks"
+               echo "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 1 (apt-get)" >&2
+               exit 100
+             fi ;;
       updatefail) echo "E: The repository 'http://x bookworm Release' is not signed." >&2; exit 100 ;;
     esac ;;
   *" install "*)
     if [ "$FAKE_APT_GET" = optfail ]; then
-      for p in $OPTIONAL; do case " $* " in *" $p "*) echo "E: $p: subprocess returned error" >&2; exit 100 ;; esac; done
+      for p in $OPTIONAL; do
+        case " $* " in *" $p "*) echo "E: $p: subprocess returned error" >&2; exit 100 ;; esac
+      done
     fi ;;
 esac
 exit 0
@@ -74,8 +79,13 @@ all_required="${build_pkgs[*]} ${report_pkgs[*]}"
 # run_main DESCRIPTION WANT_RC ROOT FAKE_APT_GET FAKE_APT INSTALLED LISTS: main all, its rc and log.
 run_main() {
   local what=$1 want=$2 rc=0; rm -f "$FAKE_LOG" "$FAKE_LOG.locks"; touch "$FAKE_LOG"
-  (FAKE_ROOT=$3; am_root() { [ "$FAKE_ROOT" = 1 ]; }; FAKE_APT_GET=$4 FAKE_APT=$5 FAKE_INSTALLED=$6 TB_APT_LISTS=$7 main all)     > "$fake/out" 2>&1 || rc=$?
-  if [ "$rc" = "$want" ]; then echo "ok: $what (rc $rc)"; else echo "FAIL: $what: rc $rc, expected $want"; cat "$fake/out"; fails=1; fi
+  (FAKE_ROOT=$3; am_root() { [ "$FAKE_ROOT" = 1 ]; }
+   FAKE_APT_GET=$4 FAKE_APT=$5 FAKE_INSTALLED=$6 TB_APT_LISTS=$7 main all) > "$fake/out" 2>&1 || rc=$?
+  if [ "$rc" = "$want" ]; then
+    echo "ok: $what (rc $rc)"
+  else
+    echo "FAIL: $what: rc $rc, expected $want"; cat "$fake/out"; fails=1
+  fi
 }
 log_has() {  # log_has yes|no DESCRIPTION PATTERN: a line of the apt-get log matches PATTERN
   expect "$1" "$2" grep -qE "$3" "$FAKE_LOG"
