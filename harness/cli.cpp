@@ -38,27 +38,36 @@ constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes, --wor
 constexpr int64_t kMaxDevice = 1023;          // --device, --devices entries
 constexpr double kMaxNoise = 1e6;             // --noise (a label's square stays far below FLT_MAX)
 
-// A 64-bit integer in [min_value, max_value], else a one-line error naming the flag and the range.
+// A 64-bit integer in [min_value, max_value], else a one-line error naming the flag and the range
+// (after `other`, the flag's other allowed words: "all or ").
 int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_value,
-                  int64_t max_value = std::numeric_limits<int64_t>::max()) {
+                  int64_t max_value = std::numeric_limits<int64_t>::max(), const std::string& other = "") {
   int64_t x = 0;
   const char* end = v.data() + v.size();
   auto [p, ec] = std::from_chars(v.data(), end, x);
   if (ec != std::errc() || p != end || x < min_value || x > max_value) {
-    bad(flag, v, max_value == std::numeric_limits<int64_t>::max()
-                     ? "expected an integer >= " + std::to_string(min_value)
-                     : "expected an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]");
+    bad(flag, v, "expected " + other +
+                     (max_value == std::numeric_limits<int64_t>::max()
+                          ? "an integer >= " + std::to_string(min_value)
+                          : "an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]"));
   }
   return x;
 }
 
-double parse_positive(const std::string& flag, const std::string& v, bool allow_zero) {
+// A finite number written as the whole of v, into *x. strtod skips leading blanks; the
+// integer flags do not, nor do these.
+bool read_number(const std::string& v, double* x) {
   char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  // strtod skips leading blanks; the integer flags do not, nor do these.
-  const bool ok = !v.empty() && !std::isspace(static_cast<unsigned char>(v[0])) && end == v.c_str() + v.size() &&
-                  std::isfinite(x) && (allow_zero ? x >= 0 : x > 0);
-  if (!ok) bad(flag, v, allow_zero ? "expected a finite number >= 0" : "expected a finite number > 0");
+  *x = std::strtod(v.c_str(), &end);
+  return !v.empty() && !std::isspace(static_cast<unsigned char>(v[0])) && end == v.c_str() + v.size() &&
+         std::isfinite(*x);
+}
+
+double parse_positive(const std::string& flag, const std::string& v, bool allow_zero) {
+  double x = 0;
+  if (!read_number(v, &x) || !(allow_zero ? x >= 0 : x > 0)) {
+    bad(flag, v, allow_zero ? "expected a finite number >= 0" : "expected a finite number > 0");
+  }
   return x;
 }
 
@@ -73,13 +82,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 int parse_threads(const std::string& v) {
   if (v == "all") return hardware_threads();
-  int64_t x = 0;
-  const char* end = v.data() + v.size();
-  auto [p, ec] = std::from_chars(v.data(), end, x);
-  if (ec != std::errc() || p != end || x < 1 || x > kMaxThreads) {
-    bad("--threads", v, "expected all or an integer in [1, " + std::to_string(kMaxThreads) + "]");
-  }
-  return static_cast<int>(x);
+  return static_cast<int>(parse_int("--threads", v, 1, kMaxThreads, "all or "));
 }
 
 const std::vector<FlagDef>& flag_table() {
@@ -119,12 +122,8 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool, RunFlags* f) { f->config.lr = parse_positive("--lr", v, false); }},
       {"--momentum", "X", "SGD momentum in [0, 1) (default 0)",
        [](const std::string& v, bool, RunFlags* f) {
-         char* end = nullptr;
-         const double m = std::strtod(v.c_str(), &end);
-         if (v.empty() || std::isspace(static_cast<unsigned char>(v[0])) || end != v.c_str() + v.size() ||
-             !(m >= 0 && m < 1)) {
-           bad("--momentum", v, "expected a number in [0, 1)");
-         }
+         double m = 0;
+         if (!read_number(v, &m) || !(m >= 0 && m < 1)) bad("--momentum", v, "expected a number in [0, 1)");
          f->config.momentum = m;
        }},
       {"--weight-decay", "X", "L2 weight decay >= 0 (default 0)",

@@ -150,10 +150,10 @@ void check_outputs(const std::string& out, const std::string& save_params) {
   if (save_params.empty()) return;
   check("--save-params", save_params);
   // Written after training: a folder it cannot be written to is known now (a read-only one).
-  const fs::path folder = fs::path(save_params).parent_path();
-  if (::access(folder.empty() ? "." : folder.c_str(), W_OK | X_OK) != 0) {
-    throw UsageError("--save-params: cannot write into the folder '" + (folder.empty() ? "." : folder.string()) +
-                     "': " + std::strerror(errno));
+  const fs::path parent = fs::path(save_params).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError("--save-params: cannot write into the folder '" + folder + "': " + std::strerror(errno));
   }
   if (out != "-") {
     // Absolute first: weakly_canonical leaves a relative path none of whose parts exists

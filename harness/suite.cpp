@@ -226,8 +226,7 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
   // the suite says so and exits 1. Not when the suite itself was interrupted (it ended
   // the job: the finished rows stand, exit 130/143), nor after every repetition's row (a
   // death while shutting down loses nothing). A skipped configuration's job exits 0.
-  if (status != 0 && !o.failed && interrupt_signal() == 0 &&
-      (o.rows.empty() || static_cast<int64_t>(o.rows.size()) < c.reps)) {
+  if (status != 0 && !o.failed && interrupt_signal() == 0 && static_cast<int64_t>(o.rows.size()) < c.reps) {
     const std::string launcher = std::filesystem::path(mpirun_prefix(c.world_size).front()).filename().string();
     // 128 + N: the launcher, or the rank it passes on, ended by signal N (which, only log.txt tells).
     std::string why = "a rank died or was stopped";
