@@ -80,6 +80,18 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// A suite's list flag (--backends, --threads, --world-sizes, --workers), each item once:
+// "2,2" would run one configuration twice and count it twice in the report.
+std::vector<std::string> split_list(const std::string& flag, const std::string& v) {
+  const std::vector<std::string> items = split(v, ',');
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (items[i] == items[j]) bad(flag, v, "'" + items[i] + "' is listed twice");
+    }
+  }
+  return items;
+}
+
 int parse_threads(const std::string& v) {
   if (v == "all") return hardware_threads();
   return static_cast<int>(parse_int("--threads", v, 1, kMaxThreads, "all or "));
@@ -90,7 +102,7 @@ const std::vector<FlagDef>& flag_table() {
       {"--backend", "NAME", "backend to run (see `trainbench backends`); suites: --backends A,B",
        [](const std::string& v, bool lists, RunFlags* f) {
          f->backends.clear();
-         for (const std::string& b : lists ? split(v, ',') : std::vector<std::string>{v}) {
+         for (const std::string& b : lists ? split_list("--backends", v) : std::vector<std::string>{v}) {
            if (!find_backend(b)) bad("--backend", b, "allowed: " + backend_names());
            f->backends.push_back(b);
          }
@@ -136,7 +148,9 @@ const std::vector<FlagDef>& flag_table() {
       {"--threads", "T|all", "CPU threads, >= 1 or 'all' (default all); suites: a list such as 1,all",
        [](const std::string& v, bool lists, RunFlags* f) {
          f->threads.clear();
-         for (const std::string& t : lists ? split(v, ',') : std::vector<std::string>{v}) f->threads.push_back(parse_threads(t));
+         for (const std::string& t : lists ? split_list("--threads", v) : std::vector<std::string>{v}) {
+           f->threads.push_back(parse_threads(t));
+         }
        }},
       {"--warmup", "W", "untimed warm-up epochs before the repetitions (default 1)",
        [](const std::string& v, bool, RunFlags* f) { f->config.warmup = parse_int("--warmup", v, 0, kMaxCount); }},
@@ -196,7 +210,13 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string&, bool, RunFlags* f) { f->config.overlap = false; }},
       {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted; cpu-hogwild: "
        "seconds without a step of any worker before the run fails (default 60)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.comm_timeout_s = parse_positive("--comm-timeout", v, false); }},
+       [](const std::string& v, bool, RunFlags* f) {
+         // Whole seconds and up: a collective on a loaded machine takes milliseconds to
+         // seconds, and a deadline under that aborts healthy jobs (0.001 did, as "0 s").
+         const double s = parse_positive("--comm-timeout", v, false);
+         if (s < 1 || s > 86400) bad("--comm-timeout", v, "expected seconds in [1, 86400]");
+         f->config.comm_timeout_s = s;
+       }},
       {"--deterministic", nullptr,
        "reduce gradients of 12 fixed leaves of the batch in a fixed tree, so results are bitwise "
        "equal across runs and world sizes dividing 12 (slower)",
@@ -235,7 +255,7 @@ const std::vector<FlagDef>& flag_table() {
                          "(default 1); suites: a list such as 1,2",
        [](const std::string& v, bool lists, RunFlags* f) {
          f->workers.clear();
-         for (const std::string& s : lists ? split(v, ',') : std::vector<std::string>{v}) {
+         for (const std::string& s : lists ? split_list("--workers", v) : std::vector<std::string>{v}) {
            f->workers.push_back(static_cast<int>(parse_int("--workers", s, 1, kMaxThreads)));
          }
        }},
@@ -243,7 +263,9 @@ const std::vector<FlagDef>& flag_table() {
        [](const std::string& v, bool lists, RunFlags* f) {
          if (!lists) throw UsageError("--world-sizes: only in suite files (under mpirun the world size is -np)");
          f->world_sizes.clear();
-         for (const std::string& s : split(v, ',')) f->world_sizes.push_back(static_cast<int>(parse_int("--world-sizes", s, 1, kMaxThreads)));
+         for (const std::string& s : split_list("--world-sizes", v)) {
+           f->world_sizes.push_back(static_cast<int>(parse_int("--world-sizes", s, 1, kMaxThreads)));
+         }
        }},
       {"--save-params", "FILE", "run: write the final parameters of the last repetition (float32, see params_file.h)",
        [](const std::string& v, bool lists, RunFlags* f) {

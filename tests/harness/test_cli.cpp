@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <set>
 
 namespace tb {
@@ -93,6 +94,29 @@ TEST(Cli, BadInputNamesTheFlagAndTheAllowedValues) {
   expect_usage_error({"--batch"}, "--batch: missing value");
   expect_usage_error({"--shuffle=1"}, "takes no value");
   expect_usage_error({"--model", "mlp", "--layers", "8,4,1"}, "classification needs at least 2 outputs");
+  // A deadline under a second aborted healthy jobs, and said "0 s".
+  expect_usage_error({"--comm-timeout", "0.001"}, "--comm-timeout: invalid value '0.001' (expected seconds in [1, 86400])");
+  expect_usage_error({"--comm-timeout", "1e9"}, "--comm-timeout");
+  EXPECT_DOUBLE_EQ(parse({"--comm-timeout", "1"}).config.comm_timeout_s, 1.0);
+}
+
+// A value listed twice in a suite's list flag ran one configuration twice.
+TEST(Suite, AListFlagNamesEachValueOnce) {
+  const std::string p = std::string(TB_TEST_TMPDIR) + "/dup.suite";
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--backends cpu-ddp --world-sizes 2,2", "--world-sizes: invalid value '2,2' ('2' is listed twice)"},
+           {"--threads 1,2,1", "--threads: invalid value '1,2,1' ('1' is listed twice)"},
+           {"--backends cpu-omp,reference,cpu-omp", "--backends: invalid value 'cpu-omp,reference,cpu-omp' "
+                                                    "('cpu-omp' is listed twice)"},
+           {"--backends cpu-hogwild --workers 2,2", "--workers: invalid value '2,2' ('2' is listed twice)"}}) {
+    std::ofstream(p) << "a: --model linear --layers 8,1 --samples 64 --batch 16 " << flags << "\n";
+    try {
+      parse_suite(p);
+      ADD_FAILURE() << "no error for " << flags;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Suite, ParsesDefaultsAndExpandsBackendsAndThreads) {
