@@ -24,13 +24,19 @@ Fault fault_from_env() {
     else if (k == "step") f.step = std::atoll(v.c_str());
     else if (k == "kind") f.kind = v;
   }
-  if (f.rank < 0 || f.step < 1 ||
-      (f.kind != "throw" && f.kind != "exit" && f.kind != "kill" && f.kind != "hang" && f.kind != "nan" &&
-       f.kind != "setup")) {
-    throw std::invalid_argument(std::string("TB_FAULT: expected rank=R,step=S,kind=throw|exit|kill|hang|nan|setup (got '") +
+  // Step 0 is before the rank joins the job (MPI_Init): only a rank that dies or hangs.
+  const bool dies = f.kind == "exit" || f.kind == "kill" || f.kind == "hang";
+  if (f.rank < 0 || f.step < 0 || (f.step == 0 && !dies) ||
+      (!dies && f.kind != "throw" && f.kind != "nan" && f.kind != "setup")) {
+    throw std::invalid_argument(std::string("TB_FAULT: expected rank=R,step=S,kind=throw|exit|kill|hang|nan|setup, "
+                                            "S >= 1 (0: before joining the job, exit|kill|hang only) (got '") +
                                 env + "')");
   }
   return f;
+}
+
+void Fault::before_join(int on_rank) const {
+  if (armed() && step == 0 && on_rank == rank) inject_fault(kind, on_rank, 0);
 }
 
 void Fault::at_setup(int on_rank) const {

@@ -10,7 +10,8 @@ namespace tb {
 
 // Fault injection for tests (environment variable TB_FAULT="rank=R,step=S,kind=K",
 // K one of throw, exit, kill, hang, nan): the fault fires on rank R at its S-th
-// training step (1-based, warm-up included); kind setup makes rank R's trainer
+// training step (1-based, warm-up included; S = 0: before the rank joins its job, in
+// MPI_Init's place, for exit, kill and hang); kind setup makes rank R's trainer
 // fail while it is built (before any step), a failure of that rank alone.
 // Every fault is announced on stderr as it fires, with the wall-clock time, so a test
 // can bound how long the job takes to end *after the fault* (not from its start):
@@ -22,6 +23,9 @@ struct Fault {
   bool armed() const { return rank >= 0; }
   // The plan's hooks, called by every trainer that takes faults (cpu-ddp, cuda-ddp,
   // cpu-hogwild) at the same points:
+  // step 0, before the process joins its multi-process job (MPI_Init): exit, kill or
+  // hang there (the rank, from the launcher's environment);
+  void before_join(int rank) const;
   // while the trainer is built: kind setup fails it (throws) on the fault's rank;
   void at_setup(int rank) const;
   // before step `step` (1-based) of `rank`: throw, exit, kill or hang there;

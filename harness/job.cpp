@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/exit_codes.h"
+#include "harness/fault_plan.h"
 
 static_assert(tb::kExitJobAborted == 3, "job.h's default abort code");
 #if defined(TB_HAVE_MPI)
@@ -84,13 +85,31 @@ int launcher_world_size() {
   for (const char* v : vars) {
     if (const char* s = std::getenv(v)) return std::max(1, std::atoi(s));
   }
-  if (std::getenv("SLURM_PROCID") && std::getenv("SLURM_NTASKS")) return std::max(1, std::atoi(std::getenv("SLURM_NTASKS")));
+  // srun's tasks: SLURM_STEP_NUM_TASKS, set for a step only. Not SLURM_NTASKS: an sbatch
+  // script (the batch step, one process) carries the allocation's SLURM_NTASKS and
+  // SLURM_PROCID=0 too, and is not a rank of anything.
+  if (const char* s = std::getenv("SLURM_STEP_NUM_TASKS"); s && std::getenv("SLURM_PROCID")) {
+    return std::max(1, std::atoi(s));
+  }
   return 1;
+}
+
+int launcher_rank() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* s = std::getenv(v)) return std::max(0, std::atoi(s));
+  }
+  if (std::getenv("SLURM_STEP_NUM_TASKS")) {
+    if (const char* s = std::getenv("SLURM_PROCID")) return std::max(0, std::atoi(s));
+  }
+  return 0;
 }
 
 Job make_job(bool multi_process, double comm_timeout_s) {
 #if defined(TB_HAVE_MPI)
-  if (multi_process) return Job(mpi_world(comm_timeout_s));
+  if (multi_process) {
+    fault_from_env().before_join(launcher_rank());  // TB_FAULT step 0 (tests)
+    return Job(mpi_world(comm_timeout_s));
+  }
 #else
   (void)multi_process;
   (void)comm_timeout_s;

@@ -50,9 +50,13 @@ class Job {
 };
 
 // Processes the launcher started this one among (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
-// SLURM_NTASKS under srun), read from the environment without starting MPI; 1 when
-// not launched by mpirun/srun.
+// SLURM_STEP_NUM_TASKS under srun), read from the environment without starting MPI; 1
+// when not launched by mpirun/srun (an sbatch script itself is one process).
 int launcher_world_size();
+
+// This process's rank among them, from the same variables (OMPI_COMM_WORLD_RANK,
+// PMI_RANK, PMIX_RANK, SLURM_PROCID in an srun step); 0 when not launched.
+int launcher_rank();
 
 // The job this process belongs to for a backend: an MPI world for the multi-process
 // backends (initialising MPI; watchdog deadline comm_timeout_s), else rank 0 of 1.

@@ -116,10 +116,11 @@ int cmd_launcher(const std::vector<std::string>& args) {
   }
   int n = 0;
   const char* end = args.empty() ? nullptr : args[0].data() + args[0].size();
-  if (args.size() != 1 || std::from_chars(args[0].data(), end, n).ptr != end || n < 1) {
-    throw UsageError("launcher: N: expected one positive integer (ranks), got '" +
+  if (args.size() != 1 || std::from_chars(args[0].data(), end, n).ptr != end || n < 1 || n > 4096) {
+    throw UsageError("launcher: N: expected one integer in [1, 4096] (ranks, as --world-sizes), got '" +
                      (args.empty() ? std::string() : args[0]) + "'");
   }
+  if (const std::string why = launcher_problem(); !why.empty()) throw UsageError("launcher: " + why);
   std::string line;
   for (const std::string& w : mpirun_prefix(n)) line += (line.empty() ? "" : " ") + w;
   std::printf("%s\n", line.c_str());

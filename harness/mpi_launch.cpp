@@ -2,10 +2,13 @@
 #include "harness/mpi_launch.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include <cerrno>
 #include <climits>
@@ -21,16 +24,57 @@ extern char** environ;
 
 namespace tb {
 
-std::vector<std::string> mpirun_prefix(int np) {
+namespace {
+
+// The launcher program: TB_MPIRUN, else the mpiexec found at configure time.
+std::string launcher_program() {
 #if defined(TB_MPIEXEC)
   std::string exe = TB_MPIEXEC;
 #else
   std::string exe = "mpirun";
 #endif
   if (const char* e = std::getenv("TB_MPIRUN"); e && *e) exe = e;
-  // Slurm's srun counts tasks with -n and takes none of mpirun's flags (binding and
-  // transports are the site's srun configuration), but the PMI plugin the library can
-  // talk to, and ends every task when one fails; mpirun/mpiexec take -np.
+  return exe;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// NAME as execvp would find it: itself when it holds a '/', else the first executable
+// PATH entry; "" when none. Resolved before fork: the child only calls execv.
+std::string resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string p = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable_file(p)) return p;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string launcher_problem() {
+  const std::string exe = launcher_program();
+  const bool from_env = std::getenv("TB_MPIRUN") && *std::getenv("TB_MPIRUN");
+  const std::string named = from_env ? "TB_MPIRUN='" + exe + "'" : "the configured launcher '" + exe + "'";
+  // One program: the suite runs it as one word (no shell), and `launcher N` prints it as such.
+  if (exe.find_first_of(" \t\n") != std::string::npos) {
+    return named + " is not one program: name the launcher alone and put its flags in TB_MPIRUN_FLAGS";
+  }
+  if (resolve_program(exe).empty()) {
+    return named + (exe.find('/') != std::string::npos ? " is not an executable file"
+                                                        : " is not found on PATH") +
+           " (set TB_MPIRUN to mpirun, mpiexec or srun)";
+  }
+  return "";
+}
+
+std::vector<std::string> mpirun_prefix(int np) {
+  const std::string exe = launcher_program();
   const std::string base = exe.substr(exe.find_last_of('/') + 1);
   const bool srun = base == "srun";
   std::vector<std::string> v = {exe, srun ? "-n" : "-np", std::to_string(np)};
@@ -61,23 +105,46 @@ int run_under_mpirun(int np, const std::vector<std::string>& args, const std::st
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  // The job runs in its own process group: a signal to the suite (a terminal's Ctrl-C
-  // or a scheduler's SIGTERM) is forwarded to the whole group (interrupt.h), and a
-  // job that outlives the grace period after it is killed with its ranks.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv_s[0] + ": " + std::strerror(rc));
+  const std::string program = resolve_program(argv_s[0]);
+  if (program.empty()) throw std::runtime_error("cannot start " + argv_s[0] + ": " + launcher_problem());
+  // Opened before fork: between fork and exec the child (of a process that may run
+  // threads) makes async-signal-safe calls only.
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw std::runtime_error("cannot open " + log_path + ": " + std::strerror(errno));
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(log_fd);
+    if (null_fd >= 0) ::close(null_fd);
+    throw std::runtime_error("cannot start " + argv_s[0] + ": fork: " + std::strerror(err));
+  }
+  if (pid == 0) {
+    // The job runs in its own process group: a signal to the suite (a terminal's Ctrl-C
+    // or a scheduler's SIGTERM) is forwarded to the whole group (interrupt.h), and a
+    // job that outlives the grace period after it is killed with its ranks.
+    ::setpgid(0, 0);
+#if defined(__linux__)
+    // A suite that dies without forwarding anything (SIGKILL, the OOM killer) still ends
+    // its job: the launcher gets SIGTERM and ends its ranks, instead of running on
+    // unseen. Linux ties this to the thread that forked: the suite's main thread,
+    // which outlives the job. A parent already gone by now is caught by getppid.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);
+#endif
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    sigset_t none;  // exec resets the suite's handlers, not its signal mask
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv(program.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  if (null_fd >= 0) ::close(null_fd);
+  ::setpgid(pid, pid);  // also here: the suite may signal the group before the child ran
   set_child_process_group(pid);
   if (interrupt_signal() != 0) ::kill(-pid, interrupt_signal());  // arrived while spawning
   constexpr double kGraceS = 10;

@@ -17,8 +17,15 @@ namespace tb {
 // the library speaks> --kill-on-bad-exit=1; TB_MPIRUN_FLAGS replaces the flags.
 std::vector<std::string> mpirun_prefix(int np);
 
+// Why the launcher cannot start a job, "" when it can: TB_MPIRUN (or the configured
+// mpiexec) must be one program (its flags go in TB_MPIRUN_FLAGS) that exists. The
+// suite and `launcher N` check it first: a bad launcher is bad input (exit 2).
+std::string launcher_problem();
+
 // Runs the prefix + this executable + args, appending stdout and stderr to log_path.
 // Returns the exit status (128 + signal when killed), or throws if it cannot start.
+// The launcher gets SIGTERM if the calling thread dies first (Linux; a suite SIGKILLed
+// leaves no job behind): call it from a thread that outlives the job.
 // on_wait, when given, runs about every 100 ms while the job runs (the suite redraws
 // the job's progress from it).
 int run_under_mpirun(int np, const std::vector<std::string>& args, const std::string& log_path,

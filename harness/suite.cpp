@@ -227,7 +227,9 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
   // the job: the finished rows stand, exit 130/143), nor after every repetition's row (a
   // death while shutting down loses nothing). A skipped configuration's job exits 0.
   if (status != 0 && !o.failed && interrupt_signal() == 0 && static_cast<int64_t>(o.rows.size()) < c.reps) {
-    const std::string launcher = std::filesystem::path(mpirun_prefix(c.world_size).front()).filename().string();
+    // "mpirun -np N" or "srun -n N", as it was started.
+    const std::vector<std::string> prefix = mpirun_prefix(c.world_size);
+    const std::string launcher = std::filesystem::path(prefix[0]).filename().string() + " " + prefix[1];
     // 128 + N: the launcher, or the rank it passes on, ended by signal N (which, only log.txt tells).
     std::string why = "a rank died or was stopped";
     if (status > 128 && status < 128 + NSIG) {
@@ -237,7 +239,7 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
             ", a rank or the launcher ended by that signal";
     }
     o.failed = true;
-    ResultRow r = status_row(c, id, "failed: " + launcher + " -np " + std::to_string(c.world_size) +
+    ResultRow r = status_row(c, id, "failed: " + launcher + " " + std::to_string(c.world_size) +
                                         " exited with status " + std::to_string(status) + " (" + why +
                                         "; see log.txt)");
     r.repetition = static_cast<int64_t>(o.rows.size());  // the rows written are repetitions 0..k-1
@@ -333,6 +335,21 @@ int run_suite_worker(const std::vector<std::string>& a) {
 int run_suite(const std::string& path, std::string out_dir, const std::string& command_line, bool no_ceilings) {
   const std::vector<SuiteEntry> entries = parse_suite(path);
   const std::vector<RunConfig> configs = expand_suite(entries);
+  // The suite starts each multi-process entry's ranks itself: started as N ranks, it
+  // would run N suites, each starting every job again.
+  if (const int ranks = launcher_world_size(); ranks > 1) {
+    throw UsageError("suite: started as " + std::to_string(ranks) + " processes by mpirun/srun; run the suite "
+                     "once, without a launcher: it starts each multi-process entry's ranks itself (TB_MPIRUN=srun "
+                     "for Slurm)");
+  }
+  // A launcher that cannot start (TB_MPIRUN with words in it, or no such program) is bad
+  // input, found before anything runs rather than as a failed row per multi-process entry.
+  for (const RunConfig& c : configs) {
+    const Backend* b = find_backend(c.backend);
+    if (!b->traits().multi_process() || !b->unsupported(c).empty()) continue;
+    if (const std::string why = launcher_problem(); !why.empty()) throw UsageError(why);
+    break;
+  }
   // File datasets are read once before anything is written: a missing or malformed
   // file, or one that does not fit its entry, is bad input (exit 2, nothing written).
   for (const SuiteEntry& e : entries) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -193,14 +194,47 @@ class MpiCommunicator final : public Communicator {
 std::mutex g_mutex;
 std::shared_ptr<MpiCommunicator> g_world;
 
-}  // namespace
-
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID"}) {
-    if (std::getenv(v)) return true;
+// MPI_Init returns once every rank of the job has joined; a rank that never does
+// (stopped, hung or killed before it got there) would hold the others in it for ever,
+// out of the collective watchdog's reach. The same deadline ends this process, with a
+// floor: ranks start seconds apart on a loaded machine or across nodes. The launcher
+// then ends the job (a rank exited without MPI_Finalize).
+class InitWatch {
+ public:
+  static constexpr double kFloorS = 30;
+  explicit InitWatch(double deadline_s) {
+    if (deadline_s <= 0) return;
+    const double limit = std::max(deadline_s, kFloorS);
+    thread_ = std::thread([this, limit] {
+      std::unique_lock<std::mutex> lock(m_);
+      if (cv_.wait_for(lock, std::chrono::duration<double>(limit), [this] { return done_; })) return;
+      std::fprintf(stderr,
+                   "trainbench: pid %d: MPI_Init did not complete within %.0f s (a rank of this job did not start, "
+                   "was stopped or hung before joining it); ending this rank\n",
+                   static_cast<int>(::getpid()), limit);
+      flush_before_abort();
+      std::_Exit(3);
+    });
   }
-  return false;
-}
+  ~InitWatch() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  InitWatch(const InitWatch&) = delete;
+  InitWatch& operator=(const InitWatch&) = delete;
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
 
 std::shared_ptr<Communicator> mpi_world(double deadline_s) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -208,6 +242,7 @@ std::shared_ptr<Communicator> mpi_world(double deadline_s) {
     int inited = 0, provided = MPI_THREAD_SINGLE;
     MPI_Initialized(&inited);
     if (!inited) {
+      const InitWatch watch(deadline_s);
       TB_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
     } else {
       MPI_Query_thread(&provided);

@@ -11,11 +11,9 @@
 
 namespace tb {
 
-// True when this process was started by mpirun/srun (OMPI_*, PMI_*, PMIX_* variables).
-bool launched_by_mpi();
-
 // Initialises MPI on first call (idempotent). deadline_s: seconds one collective
-// may take before the watchdog aborts the job (0 disables).
+// may take before the watchdog aborts the job, and (at least 30 s) MPI_Init, which
+// waits for every rank to join (0 disables both).
 std::shared_ptr<Communicator> mpi_world(double deadline_s);
 
 // True once mpi_world() has initialised MPI in this process.

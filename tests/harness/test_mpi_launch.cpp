@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "harness/job.h"
 #include "harness/mpi_launch.h"
 #include "harness/mpi_library.h"
 
@@ -87,6 +89,57 @@ TEST(MpiLaunch, SrunGetsDashNThePmiPluginAndKillOnBadExit) {
 TEST(MpiLaunch, FlagsFromTheEnvironmentReplaceTheDefaults) {
   ScopedEnv exe("TB_MPIRUN", "srun"), flags("TB_MPIRUN_FLAGS", "--mpi=pmix --gpus-per-task=1");
   EXPECT_EQ(mpirun_prefix(2), (std::vector<std::string>{"srun", "-n", "2", "--mpi=pmix", "--gpus-per-task=1"}));
+}
+
+TEST(MpiLaunch, ALauncherThatCannotStartIsNamedWithWhy) {
+  ScopedEnv flags("TB_MPIRUN_FLAGS", nullptr);
+  {
+    ScopedEnv exe("TB_MPIRUN", "/bin/sh");
+    EXPECT_EQ(launcher_problem(), "");
+  }
+  {
+    ScopedEnv exe("TB_MPIRUN", "sh");  // found on PATH
+    EXPECT_EQ(launcher_problem(), "");
+  }
+  {
+    // Words: the suite runs TB_MPIRUN as one program, so flags belong in TB_MPIRUN_FLAGS.
+    ScopedEnv exe("TB_MPIRUN", "mpirun --oversubscribe");
+    EXPECT_NE(launcher_problem().find("TB_MPIRUN='mpirun --oversubscribe' is not one program"), std::string::npos)
+        << launcher_problem();
+  }
+  {
+    ScopedEnv exe("TB_MPIRUN", "tb-no-such-launcher");
+    EXPECT_NE(launcher_problem().find("TB_MPIRUN='tb-no-such-launcher' is not found on PATH"), std::string::npos)
+        << launcher_problem();
+  }
+  {
+    const std::string data = std::string(TB_TEST_TMPDIR) + "/not-a-launcher.txt";
+    std::ofstream(data) << "data\n";  // a file without execute permission
+    ScopedEnv exe("TB_MPIRUN", data.c_str());
+    EXPECT_NE(launcher_problem().find("' is not an executable file"), std::string::npos) << launcher_problem();
+  }
+}
+
+// Ranks are counted from the launcher's variables; an sbatch script is one process
+// although it carries the allocation's SLURM_NTASKS and SLURM_PROCID=0 (it was refused
+// as "a single-process backend started as 2 processes"); an srun step's tasks count.
+TEST(MpiLaunch, AnSbatchScriptIsOneProcessAnSrunStepIsItsTasks) {
+  ScopedEnv a("OMPI_COMM_WORLD_SIZE", nullptr), b("PMI_SIZE", nullptr), c("PMIX_SIZE", nullptr),
+      d("MPI_LOCALNRANKS", nullptr), e("OMPI_COMM_WORLD_RANK", nullptr), f("PMI_RANK", nullptr),
+      g("PMIX_RANK", nullptr), h("SLURM_STEP_NUM_TASKS", nullptr);
+  ScopedEnv procid("SLURM_PROCID", "0"), ntasks("SLURM_NTASKS", "4");
+  EXPECT_EQ(launcher_world_size(), 1);
+  EXPECT_EQ(launcher_rank(), 0);
+  {
+    ScopedEnv step("SLURM_STEP_NUM_TASKS", "3"), rank("SLURM_PROCID", "2");
+    EXPECT_EQ(launcher_world_size(), 3);
+    EXPECT_EQ(launcher_rank(), 2);
+  }
+  {
+    ScopedEnv size("OMPI_COMM_WORLD_SIZE", "2"), rank("OMPI_COMM_WORLD_RANK", "1");
+    EXPECT_EQ(launcher_world_size(), 2);
+    EXPECT_EQ(launcher_rank(), 1);
+  }
 }
 
 }  // namespace

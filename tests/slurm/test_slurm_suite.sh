@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/slurm/test_slurm_suite.sh — the suite under Slurm for real (ctest label `slurm`):
 # on a one-node cluster (local_cluster.sh) a cpu-ddp entry at 2 tasks with TB_MPIRUN=srun
-# must give the rows mpirun gives (final loss, parameter checksum), a killed task must end
-# the job with the suite's `failed: ... exited with status N` row, and the cluster is torn
-# down on every exit. Exit 0 passed, 1 failed, 77 skipped (the reason is printed).
+# must give the rows mpirun gives (final loss, parameter checksum), a single-process run
+# inside an sbatch script must run (one process, not its allocation's tasks), a killed
+# task must end the job with the suite's `failed: ... exited with status N` row, and the
+# cluster is torn down on every exit. Exit 0 passed, 1 failed, 77 skipped (the reason is printed).
 # Usage: test_slurm_suite.sh TRAINBENCH WORKDIR
 set -uo pipefail
 
@@ -94,6 +95,28 @@ echo "rows (status final_loss param_checksum): srun: $by_srun / mpirun: $by_mpir
 [ -n "$by_srun" ] && [[ "$by_srun" == ok* ]] || fail "no ok row under srun: $by_srun"
 [ "$by_srun" = "$by_mpirun" ] || fail "srun and mpirun rows differ"
 
+# An sbatch script is one process, though it carries the allocation's SLURM_NTASKS=2
+# and SLURM_PROCID=0: a single-process run there is not "started as 2 processes" (it
+# was refused, exit 2). Inside an srun step of 2 tasks it is, and stays refused.
+cat > "$work/batch.sh" <<BATCH
+#!/bin/bash
+"$tb" run --backend cpu-omp --model linear --layers 8,1 --samples 256 --batch 32 --epochs 1 --reps 1 \\
+  --out "$work/batch.csv"
+echo "run exit \$?"
+srun -n 2 --mpi=$plugin "$tb" run --backend cpu-omp --model linear --layers 8,1 --samples 256 --batch 32 \\
+  --out "$work/step.csv"
+echo "srun exit \$?"
+BATCH
+chmod +x "$work/batch.sh"
+timeout 100 sbatch --wait -n 2 -o "$work/batch.out" "$work/batch.sh" > /dev/null ||
+  fail "the sbatch job failed: $(cat "$work/batch.out" 2>&1)"
+echo "sbatch -n 2: $(tr '\n' ' ' < "$work/batch.out")"
+grep -qx "run exit 0" "$work/batch.out" || fail "a cpu-omp run in an sbatch script did not exit 0: $(cat "$work/batch.out")"
+[ "$(wc -l < "$work/batch.csv")" = 2 ] || fail "expected a header and one row in batch.csv"
+grep -q "a single-process backend started as 2 processes" "$work/batch.out" ||
+  fail "cpu-omp in an srun step of 2 tasks was not refused: $(cat "$work/batch.out")"
+[ ! -e "$work/step.csv" ] || fail "the refused srun step wrote step.csv"
+
 # One task killed at its 3rd step: srun ends the step (--kill-on-bad-exit), the suite
 # writes one failed row naming the launcher's exit status, and exits 1, in seconds.
 t0=$SECONDS
@@ -102,6 +125,6 @@ took=$((SECONDS - t0))
 failed=$(rows "$work/killed/results.csv")
 echo "killed task: exit $rc after $took s, row: $failed"
 [ "$rc" = 1 ] || fail "the suite with a killed task exited $rc, expected 1"
-grep -qE '^failed: .* exited with status [0-9]+' <<< "$failed" || fail "expected a 'failed: ... exited with status N' row, got: $failed"
+grep -qE '^failed: srun -n 2 exited with status [0-9]+' <<< "$failed" || fail "expected a 'failed: ... exited with status N' row, got: $failed"
 [ "$took" -lt 60 ] || fail "the killed job took $took s to end"
 echo "passed"
