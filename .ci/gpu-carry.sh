@@ -69,22 +69,30 @@ EOF
   return 1
 }
 
+# env's errors: the message on stderr, and `false` on stdout, so that the caller's
+# `eval "$(.ci/gpu-carry.sh env)"` fails too (eval of nothing would succeed, and the next
+# command would run without the carried packages).
+env_fail() {
+  echo "gpu-carry env: $*" >&2
+  echo false
+  exit 2
+}
+
 env_exports() {
   local dir=${1:-.gpu-carry} prefix=${2:-/tmp/tb-deps}
-  compgen -G "$dir/*.deb" >/dev/null || { echo "gpu-carry env: no .deb files in $dir: run '.ci/gpu-carry.sh fetch $dir' where apt works, and carry $dir" >&2; exit 2; }
-  case "$prefix" in /|/usr|/usr/local) echo "gpu-carry env: PREFIX=$prefix would unpack over the system; choose an empty folder" >&2; exit 2 ;; esac
-  command -v dpkg >/dev/null || { echo "gpu-carry env: dpkg not found (needed to unpack .deb files)" >&2; exit 2; }
-  mkdir -p "$prefix"
+  compgen -G "$dir/*.deb" >/dev/null || env_fail "no .deb files in $dir: run '.ci/gpu-carry.sh fetch $dir' where apt works, and carry $dir"
+  case "$prefix" in /|/usr|/usr/local) env_fail "PREFIX=$prefix would unpack over the system; choose an empty folder" ;; esac
+  command -v dpkg >/dev/null || env_fail "dpkg not found (needed to unpack .deb files)"
+  mkdir -p "$prefix" || env_fail "cannot create $prefix"
   local deb
-  for deb in "$dir"/*.deb; do dpkg -x "$deb" "$prefix"; done
+  for deb in "$dir"/*.deb; do dpkg -x "$deb" "$prefix" || env_fail "cannot unpack $deb into $prefix"; done
   local usr=$prefix/usr arch='' d
   # The libraries' multiarch folder (usr/lib/x86_64-linux-gnu). A glob, not `ls | grep`: under
   # set -e and pipefail a grep that matched nothing ended the script without a word.
   for d in "$usr"/lib/*-linux-gnu; do [ -d "$d" ] && { arch=${d##*/}; break; }; done
   if [ -z "$arch" ]; then
-    echo "gpu-carry env: no $usr/lib/<arch>-linux-gnu/ after unpacking $dir/*.deb: fetch the packages" \
-         "on Debian 12 for this machine's architecture ('.ci/gpu-carry.sh fetch' there) and carry them again" >&2
-    exit 2
+    env_fail "no $usr/lib/<arch>-linux-gnu/ after unpacking $dir/*.deb: fetch the packages" \
+             "on Debian 12 for this machine's architecture ('.ci/gpu-carry.sh fetch' there) and carry them again"
   fi
   local lib=$usr/lib/$arch
   echo "export TB_DEPS_PREFIX='$usr'"

@@ -72,7 +72,7 @@ def test_env_refuses_system_prefixes(tmp_path, prefix):
     r = run("env", str(tmp_path / "debs"), prefix)
     assert r.returncode == 2
     assert "would unpack over the system" in r.stderr
-    assert r.stdout == ""
+    assert r.stdout == "false\n"  # for eval: see test_env_failure_fails_the_callers_eval
 
 
 @need_dpkg
@@ -83,13 +83,22 @@ def test_env_without_a_multiarch_library_folder_says_so_and_fails(tmp_path):
     r = run("env", str(tmp_path / "debs"), str(tmp_path / "prefix"))
     assert r.returncode == 2
     assert "-linux-gnu/ after unpacking" in r.stderr and "Debian 12" in r.stderr
-    assert r.stdout == ""
+    assert r.stdout == "false\n"
 
 
 def test_env_without_debs_says_how_to_get_them(tmp_path):
     r = run("env", str(tmp_path / "empty"), str(tmp_path / "p"))
     assert r.returncode == 2
-    assert "fetch" in r.stderr and r.stdout == ""
+    assert "fetch" in r.stderr and r.stdout == "false\n"
+
+
+def test_env_failure_fails_the_callers_eval(tmp_path):
+    # eval of an empty string succeeds: the README's `eval "$(.ci/gpu-carry.sh env)" && make
+    # gpu-check` went on without the packages. The printed `false` makes eval fail.
+    script = f'eval "$(bash {SCRIPT} env {tmp_path / "empty"} {tmp_path / "p"})" && echo went-on; echo "rc=$?"'
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert "went-on" not in out.stdout
+    assert "rc=1" in out.stdout, out.stdout + out.stderr
 
 
 def test_unknown_verb_is_usage_error():
