@@ -241,6 +241,11 @@ def of_group(g, env):
     if e.bytes:
         e.intensity = e.flops / e.bytes
         e.gbs = e.bytes * g.med_sps / 1e9
+    if not all(math.isfinite(v) for v in (e.gflops, e.gbs or 0.0)):
+        # A hand-edited samples/s (1e308) times the FLOPs per sample overflows: no rate.
+        e.gflops = e.gbs = None
+        e.note = f"achieved rate not finite: samples/s {g.med_sps:.4g} × FLOPs per sample overflows"
+        return e
     ceil, why = ceilings_of(env)
     if ceil is None:
         e.note = why
