@@ -48,8 +48,14 @@ WORKLOAD_COLUMNS = columns_with("workload")
 KNOB_COLUMNS = columns_with("knob")
 TRAIT_COLUMNS = columns_with("trait")
 PHASE_COLUMNS = columns_with("phase")
-# Checks beyond the types: an ok row's timings and sizes are positive.
+# Checks beyond the types: an ok row's timings and sizes are positive; its phase times and
+# the other measured seconds, joules and rates are finite and not negative (0 is a phase
+# that took no time: transfer_s on the CPU), else they would be plotted as bars below 0
+# or off the axis.
 POSITIVE_COLUMNS = ["train_time_s", "samples_per_s", "epochs", "world_size"]
+NON_NEGATIVE_COLUMNS = PHASE_COLUMNS + ["upload_s", "upload_gbps", "comm_busbw_gbps",
+                                        "time_to_target_s", "gpu_energy_j"]
+INT64_LIMIT = 2 ** 63   # the harness writes 64-bit integers; a longer one is no measurement
 
 SCHEMA_1_ADVICE = ("CSV schema 1, written by a trainbench before the knob and trait columns; "
                    "this report reads schema 2 only: re-run the configurations with this "
@@ -117,9 +123,13 @@ def _parse(text, where, col):
         return None if text == "" else text
     if kind == "int":
         try:
-            return int(text)
+            v = int(text)
         except ValueError:
             raise InputError(f"{where}, column '{col}': '{text}' is not an integer") from None
+        # A 400-digit integer divided by anything raises OverflowError (memory in GiB).
+        if not -INT64_LIMIT <= v < INT64_LIMIT:
+            raise InputError(f"{where}, column '{col}': {text} is outside the 64-bit range")
+        return v
     if kind == "float":
         try:
             return float(text)
@@ -217,6 +227,11 @@ def _type_row(raw, where):
             v = raw[col]
             if not (math.isfinite(v) and v > 0):
                 raise InputError(f"{where}, column '{col}': {v} must be a positive number")
+        for col in NON_NEGATIVE_COLUMNS:
+            v = raw[col]
+            if v is not None and not (math.isfinite(v) and v >= 0):
+                raise InputError(f"{where}, column '{col}': {v} must be a finite number "
+                                 "and not negative")
         if raw["threads"] < 0 or raw["repetition"] < 0:
             raise InputError(f"{where}: threads and repetition must not be negative")
         acc = raw["final_accuracy"]
