@@ -35,6 +35,8 @@ Spec-sheet peaks (SPEC_SHEET) are shown beside the measured ceilings, never used
 import math
 from dataclasses import dataclass
 
+import env_schema
+
 FORMULAS = [
     ("model FLOPs per sample", "widths d0..dL, P = Σ d_i·d_{i+1}: forward 2·P + weight gradients 2·P + "
                                "input gradients of layers 2..L 2·(P − d0·d1); bias, activation, loss and "
@@ -152,8 +154,11 @@ class Efficiency:
 def ceilings_of(env):
     """(ceilings dict, None) when env.json has measured ceilings, else (None, why)."""
     c = env.get("ceilings") if isinstance(env, dict) else None
-    if not isinstance(c, dict):
+    if c is None:
         return None, "no ceilings in env.json (measured by trainbench since issue #17)"
+    problem = env_schema.ceilings_problem(env)
+    if problem:
+        return None, f"ceilings in env.json ignored: {problem}"
     if c.get("omitted"):
         return None, f"ceilings not measured: {c['omitted']}"
     return c, None

@@ -29,6 +29,14 @@ def _write(path, text):
         f.write(text)
 
 
+def _edit_env(folder, **fields):
+    path = os.path.join(folder, "env.json")
+    with open(path, encoding="utf-8") as f:
+        env = json.load(f)
+    env.update(fields)
+    _write(path, json.dumps(env))
+
+
 def _set_field(col, value):
     """A line rewriter that sets one results.csv column (keeping the CSV quoting)."""
     idx = RESULT_COLUMNS.index(col)
@@ -74,6 +82,20 @@ CASES = {
         {"schema_version": 3, "run_id": "x"})), "env.json: unknown schema_version 3"),
     "env.json schema 1": (lambda d: _write(f"{d}/env.json", json.dumps(
         {"schema_version": 1, "run_id": "x"})), "env.json: CSV schema 1"),
+    # Fields the reports read must have the type the harness writes (reports/env_schema.py):
+    # these raised AttributeError/TypeError deep in the report.
+    "env.json run_id a number": (lambda d: _edit_env(d, run_id=12345),
+                                 "env.json: run_id is an integer (12345), not a string"),
+    "env.json git.dirty a list": (lambda d: _edit_env(d, git={"commit": "abc", "dirty": [1]}),
+                                  "env.json: git.dirty is a list ([1]), not true or false"),
+    "env.json gpus of strings": (lambda d: _edit_env(d, gpus=["H100"]),
+                                 'env.json: gpus[0] is a string ("H100"), not an object'),
+    "env.json GPU name a list": (lambda d: _edit_env(d, gpus=[{"index": 0, "name": ["H100"]}]),
+                                 'env.json: gpus[0].name is a list (["H100"]), not a string'),
+    "env.json host a string": (lambda d: _edit_env(d, host="box"),
+                               'env.json: host is a string ("box"), not an object'),
+    "env.json timestamp a number": (lambda d: _edit_env(d, timestamp=20261122),
+                                    "env.json: timestamp is an integer (20261122), not a string"),
     "curves.csv bad header": (lambda d: _replace_line(f"{d}/curves.csv", 0,
                                                       lambda h: h.replace("train_loss", "loss")),
                               "curves.csv: header lacks column 'train_loss'"),
@@ -322,6 +344,10 @@ MORE_CASES = {
         "env.json: host.os: \\ud800 is an unpaired UTF-16 surrogate, not a character"),
     "env.json nested too deeply": (lambda d: _write(f"{d}/env.json", "[" * 100_000 + "]" * 100_000),
                                    "env.json: not an environment capture (JSON nested too deeply)"),
+    # Python reads no integer of more than 4300 digits (a ValueError, not a JSONDecodeError).
+    "env.json integer of 5000 digits": (
+        lambda d: _replace_in(f"{d}/env.json", '"seed": 1', '"seed": 1' + "0" * 5000),
+        "env.json: not an environment capture (Exceeds the limit (4300 digits)"),
     "results.csv cell over the csv module's limit": (
         lambda d: _replace_line(f"{d}/results.csv", 2,
                                 lambda l: l.replace("linear-64x1-100k", "x" * 200_000, 1)),
