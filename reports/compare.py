@@ -159,7 +159,10 @@ ENV_FIELDS = [
     ("build type", lambda e: _get(e, "build", "type")),
     ("compiler", lambda e: _get(e, "build", "compiler")),
     ("build flags", lambda e: _get(e, "build", "flags")),
-    ("CUDA", lambda e: _get(e, "build", "cuda") or _get(e, "build", "cuda_runtime")),
+    # The toolkit it was built with and the runtime it found (harness/env_capture.cpp);
+    # env.json before those keys had build.cuda, the runtime.
+    ("CUDA toolkit", lambda e: _get(e, "build", "cuda_toolkit")),
+    ("CUDA runtime", lambda e: _get(e, "build", "cuda_runtime") or _get(e, "build", "cuda")),
     ("NCCL", lambda e: _get(e, "build", "nccl")),
     ("MPI", lambda e: _get(e, "build", "mpi")),
     ("CPU", lambda e: _get(e, "host", "cpu_model")),

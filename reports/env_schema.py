@@ -32,7 +32,7 @@ PROVENANCE = [
     ("git", OBJECT), ("git.commit", STRING), ("git.dirty", BOOLEAN),
     ("build", OBJECT),
     *((f"build.{k}", STRING) for k in ("type", "compiler", "flags", "cuda_toolkit",
-                                       "cuda_runtime", "mpi", "nccl")),
+                                       "cuda_runtime", "cuda", "mpi", "nccl")),
     ("host", OBJECT),
     *((f"host.{k}", STRING) for k in ("hostname", "os", "kernel", "cpu_model")),
     ("host.logical_cores", INTEGER), ("host.memory_bytes", NUMBER),

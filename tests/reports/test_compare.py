@@ -102,6 +102,17 @@ def test_environment_differences_are_warned(gpu_run, tmp_path, capsys):
     assert "Environment differences" in out
 
 
+def test_the_cuda_toolkit_and_runtime_are_compared(gpu_run, tmp_path, capsys):
+    """env.json has build.cuda_toolkit and build.cuda_runtime; compare read build.cuda,
+    which the harness no longer writes, so a new toolkit went unmentioned."""
+    env = fx.env_for("gpubox")
+    build = dict(env["build"], cuda_toolkit="12.8.93")
+    code, out, err = _run(capsys, gpu_run, _new(tmp_path, env_update={"build": build}))
+    assert code == 0
+    assert "environments differ: CUDA toolkit: 13.0.88 -> 12.8.93" in err
+    assert "CUDA runtime" not in err
+
+
 def test_markdown_format(gpu_run, tmp_path, capsys):
     new = _new(tmp_path, "slow", speed={KEY: 0.8})
     code, out, _ = _run(capsys, gpu_run, new, "--format", "markdown")
