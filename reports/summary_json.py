@@ -175,13 +175,14 @@ section("crossovers")(lambda summary: crossover.figures(summary)["crossovers"])
 @section("microbenchmarks")
 def _microbenchmarks(summary):
     """Per run folder, each Google Benchmark file's entries: name, times with their unit,
-    iterations and every numeric counter (FLOP/s, B/s: per second, unscaled)."""
+    iterations (of each repetition, for a median: microbench.shown_rows), repetitions and
+    every numeric counter (FLOP/s, B/s: per second, unscaled)."""
     out = []
     for run in summary.runs:
         for bf in microbench.find(run.path):
             entries = [{k: _num(v) for k, v in b.items()
-                        if k in ("name", "real_time", "cpu_time", "time_unit", "iterations")
-                        or k in bf.counters} for b in bf.rows]
+                        if k in ("name", "real_time", "cpu_time", "time_unit", "iterations",
+                                 "repetitions") or k in bf.counters} for b in bf.rows]
             out.append({"run_id": run.run_id, "file": os.path.basename(bf.path), "binary": bf.binary,
                         "error": bf.error, "benchmarks": entries})
     return out
