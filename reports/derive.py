@@ -8,7 +8,10 @@ listed in FORMULAS and printed in the report.
 A configuration (Group) is a run_id and the row's workload, setup and knob cells
 (load.CONFIG_COLUMNS, from reports/schema.json): two runs that differ only by
 --shuffle are two groups, labelled with the setting that tells them apart. Its ok
-rows are its repetitions; skipped/failed rows are kept apart. Which group is the
+rows are its repetitions, its failed rows its failures (a configuration that failed in
+every repetition is a Group without rows, in Workload.failed: plots and tables show
+it where its figures would be, never as if it had not run); skipped rows are kept
+apart (Workload.not_measured). Which group is the
 CPU baseline, the GPU baseline, the oracle or a scaling base comes from the trait
 columns (device_kind, parallelism, oracle, scaling_base, implementation), never
 from a backend's name.
@@ -134,7 +137,8 @@ class Group:
     threads: int
     config: dict = field(default_factory=dict)   # CONFIG_COLUMNS -> value: the identity
     traits: dict = field(default_factory=dict)   # TRAIT_COLUMNS -> value
-    rows: list = field(default_factory=list)
+    rows: list = field(default_factory=list)     # its ok rows: the repetitions measured
+    failures: list = field(default_factory=list)  # its failed rows (repetitions that failed)
     origin: str = ""          # host (or run_id when hosts repeat) shown in merged reports
     settings: str = ""        # the cells that tell it from look-alikes: "shuffle=true"
     color: int = 0            # palette index: one per backend across the report
@@ -172,6 +176,19 @@ class Group:
     per_rank_batch: float = None
     weak_efficiency: float = None
     weak_base: "Group" = None
+
+    @property
+    def reps_total(self):
+        """Repetitions that ran, measured or failed."""
+        return len(self.rows) + len(self.failures)
+
+    def failed_text(self):
+        """'1 failed: rank 1 killed' for each distinct reason of its failed repetitions."""
+        return "; ".join(f"{len(rs)} failed: {reason}" for reason, rs in by_reason(self.failures))
+
+    def why_failed(self):
+        """The distinct reasons of its failed repetitions: 'rank 1 killed; out of memory'."""
+        return "; ".join(reason for reason, _ in by_reason(self.failures))
 
     @property
     def sps_per_rank(self):
@@ -218,9 +235,13 @@ class Group:
     def label(self, with_origin=False):
         """Short name for plots: 'cuda-ddp ×4 (GPU 0,1,2,3)', 'cpu-omp (8 thr) shuffle=true'."""
         text = self.backend
-        if self.world_size > 1:
+        # A failed row's setup cells may be empty (only its identity is required).
+        if (self.world_size or 1) > 1:
             text += f" ×{self.world_size}"
-        text += f" ({self.threads} thr)" if self.devices == "cpu" else f" (GPU {self.devices})"
+        if self.devices == "cpu":
+            text += f" ({self.threads} thr)" if self.threads is not None else ""
+        elif self.devices:
+            text += f" (GPU {self.devices})"
         if self.settings:
             text += f" {self.settings}"
         return f"{self.origin}: {text}" if with_origin else text
@@ -229,7 +250,7 @@ class Group:
 @dataclass
 class Workload:
     name: str
-    groups: list
+    groups: list                # configurations with at least one measured repetition
     not_measured: list          # skipped/failed rows of this workload
     meta: dict
     disagreements: list         # "epochs: 5, 10" when rows of one workload differ
@@ -237,6 +258,7 @@ class Workload:
     gpu_base: Group = None
     ref: Group = None
     multi_host: bool = False
+    failed: list = field(default_factory=list)   # Groups without rows: failed in every repetition
 
 
 @dataclass
@@ -259,6 +281,14 @@ class Summary:
     weak: list = field(default_factory=list)   # WeakFamily, in first-appearance order
 
 
+def by_reason(rows):
+    """[(reason, [rows])] in first-appearance order: one entry per distinct reason."""
+    out = {}
+    for r in rows:
+        out.setdefault(r["reason"], []).append(r)
+    return list(out.items())
+
+
 def config_key(cells):
     """The identity tuple of a configuration from its CONFIG_COLUMNS cells (a row or a dict)."""
     return tuple(cells.get(c) for c in CONFIG_COLUMNS)
@@ -269,7 +299,7 @@ def _order_key(g):
     par = g.traits.get("parallelism")
     return (not g.ours, not g.oracle, g.traits.get("device_kind") != "cpu",
             PARALLELISM_ORDER.index(par) if par in PARALLELISM_ORDER else len(PARALLELISM_ORDER),
-            g.backend, g.world_size, g.threads, g.devices, g.settings)
+            g.backend, g.world_size or 0, g.threads or 0, g.devices or "", g.settings)
 
 
 def _stats(g):
@@ -334,25 +364,31 @@ def distinguishing(configs):
     return out
 
 
-def group_rows(rows):
+def group_rows(rows, with_failed=False):
     """ok rows -> {(run_id, *config cells): Group}, each labelled with what tells it
-    from groups that look alike."""
+    from groups that look alike; a group's failed rows are its failures. with_failed:
+    also a Group without rows for each configuration that failed in every repetition
+    (compare.py matches measured configurations only)."""
     groups = {}
     for r in rows:
-        if r["state"] != "ok":
-            continue
         k = (r["run_id"],) + config_key(r)
-        if k not in groups:
-            groups[k] = Group(r["run_id"], r["host"], r["workload"], r["backend"],
-                              r["world_size"], r["devices"], r["threads"],
-                              config={c: r[c] for c in CONFIG_COLUMNS},
-                              traits={c: r[c] for c in TRAIT_COLUMNS})
-        groups[k].rows.append(r)
+        if r["state"] == "ok" or (r["state"] == "failed" and with_failed):
+            groups.setdefault(k, Group(r["run_id"], r["host"], r["workload"], r["backend"],
+                                       r["world_size"], r["devices"], r["threads"],
+                                       config={c: r[c] for c in CONFIG_COLUMNS},
+                                       traits={c: r[c] for c in TRAIT_COLUMNS}))
+        if k in groups and r["state"] == "ok":
+            groups[k].rows.append(r)
+    for r in rows:   # after the ok rows: a failure before its configuration's first ok row
+        k = (r["run_id"],) + config_key(r)
+        if r["state"] == "failed" and k in groups:
+            groups[k].failures.append(r)
     gs = list(groups.values())
     for g, text in zip(gs, distinguishing([g.config for g in gs])):
         g.settings = text
     for g in gs:
-        _stats(g)
+        if g.rows:
+            _stats(g)
     return groups
 
 
@@ -554,7 +590,9 @@ def _disagreements(rows):
 def summarize(runs):
     """All runs -> Summary with workloads in first-appearance order."""
     all_rows = [r for run in runs for r in run.rows]
-    groups = group_rows(all_rows)
+    everything = group_rows(all_rows, with_failed=True)
+    groups = {k: g for k, g in everything.items() if g.rows}
+    failed = [g for g in everything.values() if not g.rows]
     for run in runs:
         _attach_curves(groups, run.curves)
     run_hosts = {}
@@ -562,14 +600,15 @@ def summarize(runs):
         run_hosts.setdefault(r["run_id"], r["host"])
     multi_host = len(run_hosts) > 1
     hosts_unique = len(set(run_hosts.values())) == len(run_hosts)
-    for g in groups.values():
+    for g in everything.values():
         g.origin = g.host if hosts_unique else g.run_id
-    # One colour per backend across the report, in display order.
+    # One colour per backend across the report, in display order (measured ones first, so
+    # a backend that only failed does not move the others' colours).
     backends = []
-    for g in sorted(groups.values(), key=_order_key):
+    for g in sorted(groups.values(), key=_order_key) + sorted(failed, key=_order_key):
         if g.backend not in backends:
             backends.append(g.backend)
-    for g in groups.values():
+    for g in everything.values():
         g.color = backends.index(g.backend)
     names = []
     for r in all_rows:
@@ -586,7 +625,8 @@ def summarize(runs):
             not_measured=[r for r in rows if r["state"] != "ok"],
             meta={c: meta_src[c] for c in WORKLOAD_META},
             disagreements=_disagreements(rows),
-            multi_host=multi_host)
+            multi_host=multi_host,
+            failed=sorted((g for g in failed if g.workload == name), key=_order_key))
         _compare_within_workload(w)
         workloads.append(w)
     return Summary(runs=runs, workloads=workloads,

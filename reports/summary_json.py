@@ -21,6 +21,7 @@ import microbench
 import time_to_target
 import page
 import tables
+from derive import by_reason
 from load import printable
 
 SUMMARY_SCHEMA_VERSION = 1
@@ -56,7 +57,8 @@ def config(g, multi_host=False):
         "threads": g.threads, "settings": g.settings, "precision": g.precision,
         "implementation": g.traits.get("implementation"), "device_kind": g.device_kind,
         "parallelism": g.traits.get("parallelism"),
-        "repetitions": len(g.rows),
+        "repetitions": len(g.rows), "failed_repetitions": len(g.failures),
+        "failed_reasons": _reasons(g),
         "median_samples_per_s": _num(g.med_sps), "min_samples_per_s": _num(g.min_sps),
         "max_samples_per_s": _num(g.max_sps), "cv_samples_per_s": _num(g.cv_sps),
         "noisy": g.noisy,
@@ -74,6 +76,18 @@ def config(g, multi_host=False):
         "others_cpu_share_max": _num(g.others_share_max),
         "steal_share_max": _num(g.steal_share_max),
     }
+
+
+def _reasons(g):
+    """[{reason, count}] of a configuration's failed repetitions."""
+    return [{"reason": reason, "count": len(rs)} for reason, rs in by_reason(g.failures)]
+
+
+def _failed_configs(groups, multi_host):
+    """Configurations that failed in every repetition, named as the measured ones are."""
+    return [{"label": g.label(multi_host), "workload": g.workload, "backend": g.backend,
+             "world_size": g.world_size, "devices": g.devices, "threads": g.threads,
+             "failed_repetitions": len(g.failures), "failed_reasons": _reasons(g)} for g in groups]
 
 
 @section("runs")
@@ -102,6 +116,9 @@ def _headline(summary):
                 "scaling_efficiency": _num(g.efficiency),
                 "scaling_base": ref(g.efficiency_base, mh), "disturbed": g.disturbed}
         entry["gpu_skipped"] = [{"reason": r, "count": n} for r, n in line.gpu_skipped]
+        for key, reasons in (("cpu_failed", line.cpu_failed), ("gpu_failed", line.gpu_failed),
+                             ("reference_failed", line.ref_failed)):
+            entry[key] = [{"reason": r, "configurations": n} for r, n in reasons]
         entry["loss_checked_match"] = line.checked
         entry["loss_mismatches"] = [g.label(mh) for g in line.mismatches]
         entry["has_reference"] = line.has_ref
@@ -116,6 +133,7 @@ def _workloads(summary):
              "cpu_baseline": ref(w.cpu_base, mh), "gpu_baseline": ref(w.gpu_base, mh),
              "reference": ref(w.ref, mh),
              "configurations": [config(g, mh) for g in w.groups],
+             "failed_configurations": _failed_configs(w.failed, mh),
              "loss_curves": {
                  "coinciding": [[g.label(mh) for g in c]
                                 for c in loss_curves.clusters(w.groups) if len(c) > 1],
@@ -152,7 +170,17 @@ def _skipped(summary):
 
 @section("failed")
 def _failed(summary):
-    return {"count": len(summary.failed), "by_reason": _status_rows(summary.failed)}
+    """Failed repetitions by reason; each configuration once per reason, with how many of
+    its repetitions failed that way and how many it had (not once per failed row)."""
+    by = {}
+    for g, reason, rs in tables.failures(summary.workloads):
+        by.setdefault(reason, []).append(
+            {"workload": g.workload, "backend": g.backend, "world_size": g.world_size,
+             "devices": g.devices, "threads": g.threads, "run_id": g.run_id,
+             "repetitions_failed": len(rs), "repetitions": g.reps_total})
+    return {"count": len(summary.failed),
+            "by_reason": [{"reason": reason, "count": sum(c["repetitions_failed"] for c in cs),
+                           "configurations": cs} for reason, cs in by.items()]}
 
 
 @section("disturbed")
