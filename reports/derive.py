@@ -269,6 +269,12 @@ class WeakFamily:
     members: list               # Groups with weak_n set, by (machine, backend, threads, N)
     notes: list                 # plain text: ignored rows, missing bases, uneven per-rank batch
     multi_host: bool = False
+    failed: list = field(default_factory=list)   # failed Groups at world size N, with weak_n set
+
+    @property
+    def shown(self):
+        """Members and failed configurations together, in table order."""
+        return sorted(self.members + self.failed, key=lambda g: _weak_order(g, self.multi_host))
 
 
 @dataclass
@@ -448,6 +454,20 @@ def scaling_base_name(g):
     return g.traits.get("scaling_base") or g.backend
 
 
+def scaling_base_of(g, gs):
+    """The world-size-1 group of gs that g (world size > 1) scales against: its
+    scaling_base's backend, else its own; the same run first, then the same workload
+    cells (shuffle...), then the same threads per rank (cpu-ddp ×2 at 4 threads scales
+    against cpu-omp at 4). None when there is none."""
+    prefer = (lambda b: b.run_id == g.run_id,
+              lambda b: b.workload_cells == g.workload_cells,
+              lambda b: b.threads == g.threads)
+    base = _pick(gs, lambda b: b.backend == scaling_base_name(g) and b.world_size == 1, prefer)
+    if base is None:
+        base = _pick(gs, lambda b: b.backend == g.backend and b.world_size == 1, prefer)
+    return base
+
+
 def _compare_within_workload(w):
     gs = w.groups
     # The loss checks come first: a CPU row that failed its check is never the baseline.
@@ -476,15 +496,7 @@ def _compare_within_workload(w):
         if g.gpu_base:
             g.speedup_gpu = g.med_sps / g.gpu_base.med_sps
         if g.world_size > 1:
-            # Same run first, then the same workload cells (shuffle...), then the same
-            # threads per rank (cpu-ddp ×2 at 4 threads scales against cpu-omp at 4).
-            prefer = (lambda b: b.run_id == g.run_id,
-                      lambda b: b.workload_cells == g.workload_cells,
-                      lambda b: b.threads == g.threads)
-            base = _pick(gs, lambda b: b.backend == scaling_base_name(g) and b.world_size == 1,
-                         prefer)
-            if base is None:
-                base = _pick(gs, lambda b: b.backend == g.backend and b.world_size == 1, prefer)
+            base = scaling_base_of(g, gs)
             if base is not None:
                 g.efficiency_base = base
                 g.efficiency = g.med_sps / base.med_sps / g.world_size
@@ -540,6 +552,10 @@ def _weak_family(stem, members_by_n, multi_host):
             g.weak_n = n
             g.per_rank_batch = g.rows[0]["batch_size"] / n
             fam.members.append(g)
+        for g in w.failed:
+            if g.world_size == n:   # shown at its N, failed (a row that is no member is ignored)
+                g.weak_n = n
+                fam.failed.append(g)
     bases = [g for g in fam.members if g.weak_n == 1]
     has_x1 = any(n == 1 for n, _ in members_by_n)
     if not has_x1:
@@ -550,18 +566,28 @@ def _weak_family(stem, members_by_n, multi_host):
         g.weak_base = _weak_base(g, bases)
         if g.weak_base is not None:
             g.weak_efficiency = g.med_sps / (g.weak_n * g.weak_base.med_sps)
+    failed_bases = [g for g in fam.failed if g.weak_n == 1]
     for gs in series.values():
         label = weak_series_label(gs[0], multi_host)
         if has_x1 and gs[0].weak_base is None:
-            fam.notes.append(f"{label}: no base row at world size 1 in {stem}-x1, "
-                             "efficiency not computed")
+            # A base that failed is not a missing one: say why there is no efficiency.
+            failed = _weak_base(gs[0], failed_bases)
+            why = (f"its base {failed.label(multi_host)} in {stem}-x1 failed: {failed.why_failed()}"
+                   if failed else f"no base row at world size 1 in {stem}-x1")
+            fam.notes.append(f"{label}: {why}, efficiency not computed")
         batches = sorted({g.per_rank_batch for g in gs})
         if len(batches) > 1:
             fam.notes.append(f"{label}: per-rank batch differs across N "
                              f"({', '.join(f'{b:g}' for b in batches)}) — not weak scaling")
-    fam.members.sort(key=lambda g: (g.origin if multi_host else "", _order_key(g)[:5],
-                                    g.threads, g.settings, g.weak_n, g.devices))
+    fam.members.sort(key=lambda g: _weak_order(g, multi_host))
+    fam.failed.sort(key=lambda g: _weak_order(g, multi_host))
     return fam
+
+
+def _weak_order(g, multi_host):
+    """By machine, backend (as _order_key), threads, settings, then N."""
+    return (g.origin if multi_host else "", _order_key(g)[:5], g.threads, g.settings, g.weak_n,
+            g.devices)
 
 
 def _weak_families(workloads, multi_host):

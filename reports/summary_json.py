@@ -151,7 +151,8 @@ def _weak(summary):
                           "median_samples_per_s": _num(g.med_sps),
                           "samples_per_s_per_rank": _num(g.sps_per_rank),
                           "weak_scaling_efficiency": _num(g.weak_efficiency),
-                          "base": ref(g.weak_base, mh)} for g in fam.members]}
+                          "base": ref(g.weak_base, mh)} for g in fam.members],
+             "failed": [dict(c, n=g.weak_n) for g, c in zip(fam.failed, _failed_configs(fam.failed, mh))]}
             for fam in summary.weak]
 
 

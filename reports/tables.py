@@ -299,11 +299,17 @@ def weak_table(fam):
         "N (GPUs / ranks)", "backend", "devices", "threads", "workload", "per-rank batch",
         "samples/s (median)", "samples/s per rank", "weak-scaling efficiency"]
     body = []
-    for g in fam.members:
+    for g in fam.shown:
         row = [(esc(g.origin), "")] if fam.multi_host else []
         row += [(str(g.weak_n), "num"), (_backend_cell(g), ""),
-                (_devices_cell(g), ""), (str(g.threads), "num"), (esc(g.workload), ""),
-                (_per_rank_batch(g.per_rank_batch), "num"), (fmt.sps(g.med_sps), "num"),
+                (_devices_cell(g), ""), (str(g.threads), "num"), (esc(g.workload), "")]
+        if not g.rows:   # failed in every repetition: shown at its N, saying why
+            batch = g.failures[0]["batch_size"]
+            row += [("–" if batch is None else _per_rank_batch(batch / g.weak_n), "num"),
+                    (f"failed: {esc(g.why_failed())}", "bad wrap"), ("–", "muted"), ("–", "muted")]
+            body.append(row)
+            continue
+        row += [(_per_rank_batch(g.per_rank_batch), "num"), (fmt.sps(g.med_sps), "num"),
                 (fmt.sps(g.sps_per_rank), "num")]
         if g.weak_efficiency is None:
             row.append(("–", "muted"))
