@@ -105,6 +105,9 @@ def _headline(summary):
     out = {"gpu_ran": headline.gpu_ran(summary),
            "no_gpu_reasons": [] if headline.gpu_ran(summary) else
            [{"reason": r, "skipped_configurations": n} for r, n in headline.no_gpu_reasons(summary)],
+           # GPU configurations that ran and failed: the headline's first reason no GPU ran.
+           "gpu_failed_reasons": [{"reason": r, "failed_configurations": n}
+                                  for r, n in headline.gpu_failed_reasons(summary)],
            "workloads": []}
     for line in headline.lines(summary):
         entry = {"workload": line.workload}

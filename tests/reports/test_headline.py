@@ -7,6 +7,7 @@ CPU row that failed its loss check never is; skipped rows collapse to one line p
 reason; disturbed rows are marked and counted.
 """
 
+import json
 import os
 
 import fixture_data as fx
@@ -245,3 +246,8 @@ def test_gpu_rows_that_all_failed_are_why_no_gpu_ran(tmp_path):
     assert ("No GPU ran: this report compares CPU backends only. Why: CUDA error: no kernel image "
             f"is available for execution on the device ({len(gpu)} GPU configuration(s) failed).") in top
     assert "no GPU backend was part of this run" not in top
+    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+        doc = json.load(f)["headline"]
+    assert doc["gpu_ran"] is False and doc["gpu_failed_reasons"] == [
+        {"reason": "CUDA error: no kernel image is available for execution on the device",
+         "failed_configurations": len(gpu)}]
