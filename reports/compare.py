@@ -159,7 +159,10 @@ ENV_FIELDS = [
     ("build type", lambda e: _get(e, "build", "type")),
     ("compiler", lambda e: _get(e, "build", "compiler")),
     ("build flags", lambda e: _get(e, "build", "flags")),
-    ("CUDA", lambda e: _get(e, "build", "cuda") or _get(e, "build", "cuda_runtime")),
+    # The toolkit it was built with and the runtime it found (harness/env_capture.cpp);
+    # env.json before those keys had build.cuda, the runtime.
+    ("CUDA toolkit", lambda e: _get(e, "build", "cuda_toolkit")),
+    ("CUDA runtime", lambda e: _get(e, "build", "cuda_runtime") or _get(e, "build", "cuda")),
     ("NCCL", lambda e: _get(e, "build", "nccl")),
     ("MPI", lambda e: _get(e, "build", "mpi")),
     ("CPU", lambda e: _get(e, "host", "cpu_model")),
@@ -337,6 +340,19 @@ def check_runs(base, new, allow_mixed_runs=False):
     return warnings
 
 
+# Characters GitHub-flavoured markdown acts on inside a table cell: code spans, emphasis,
+# links, HTML tags, entities, strikethrough, math and the cell separator; each is
+# backslash-escaped (CommonMark: a backslash before ASCII punctuation is that character).
+MARKDOWN_ACTIVE = "\\`*_[]<>|~$&"
+
+
+def md_escape(text):
+    """text as literal markdown inside a table cell: active characters escaped, and line
+    breaks (which would end the table row) as <br>."""
+    out = "".join("\\" + ch if ch in MARKDOWN_ACTIVE else ch for ch in str(text))
+    return out.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
+
+
 COLUMNS = ["workload", "backend", "world size", "devices", "threads", "settings", "base samples/s",
            "new samples/s", "change", "CV base/new", "p (new slower)", "ranges", "verdict"]
 
@@ -360,10 +376,11 @@ def format_table(rows, style="text"):
     if style == "markdown":
         lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
         for r, c in zip(rows, cells):
+            c = [md_escape(x) for x in c]
             if r["verdict"].startswith("REGRESSION") or r["failed_in_new"] is not None \
                     or r["status"] == "missing":
                 c = c[:-1] + [f"**{c[-1]}**"]
-            lines.append("| " + " | ".join(x.replace("|", "\\|") for x in c) + " |")
+            lines.append("| " + " | ".join(c) + " |")
         return "\n".join(lines)
     widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
               for i, h in enumerate(COLUMNS)]
@@ -403,8 +420,10 @@ def main(argv=None):
         return e.code
     diffs = env_differences(base.env, new.env)
     md = args.format == "markdown"
-    print(("### " if md else "") + f"trainbench compare: {' + '.join(base.run_ids)} (base) -> "
-          f"{' + '.join(new.run_ids)} (new), threshold {fmt.percent(args.threshold)}, "
+    # Names, run ids and env.json values are the user's text: literal in markdown.
+    lit = md_escape if md else str
+    print(("### " if md else "") + f"trainbench compare: {lit(' + '.join(base.run_ids))} (base) -> "
+          f"{lit(' + '.join(new.run_ids))} (new), threshold {fmt.percent(args.threshold)}, "
           f"alpha {args.alpha:g}")
     print()
     print(format_table(rows, args.format))
@@ -412,7 +431,7 @@ def main(argv=None):
         print()
         print("Environment differences (may explain changes):")
         for name, a, b in diffs:
-            print(f"{'- ' if md else '  '}{name}: {a} -> {b}")
+            print(f"{'- ' if md else '  '}{name}: {lit(a)} -> {lit(b)}")
             print(f"compare.py: warning: environments differ: {name}: {a} -> {b}", file=sys.stderr)
     for w in run_warnings + warnings:
         print(f"compare.py: warning: {w}", file=sys.stderr)
@@ -423,7 +442,7 @@ def main(argv=None):
               "base was measured in the new run.")
         return EXIT_OK
     for code, message in problems:
-        print(f"{'- ' if md else ''}FAIL (exit {code}): {printable(message)}")
+        print(f"{'- ' if md else ''}FAIL (exit {code}): {lit(printable(message))}")
         print(f"compare.py: error: {message}", file=sys.stderr)
     return problems[0][0]
 

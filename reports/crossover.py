@@ -23,6 +23,12 @@ linearly in log x: x* = exp(ln x_i + (ln x_{i+1} − ln x_i) · ln r_i / (ln r_i
 Pairs: every two series of a sweep, and, where a sweep has two or more CPU series,
 each GPU series against the best CPU (the CPU series with the highest samples/s at
 each size).
+A size where a series failed (every repetition: derive's Workload.failed) is no point
+of it, and nothing is interpolated across it: when the order flips between two sizes
+with a failed one between them, the statement names the failure and gives no crossing
+("A beats B at 512, not at 128; A failed at 256: no crossing estimated"), the plot
+breaks the line there and marks the failure. For the best CPU, a size where any CPU
+series failed counts as failed (the best of the others is not the best CPU).
 
 sweeps(summary) -> [Sweep]; section_html(summary, figure); figures(summary) -> dict.
 """
@@ -60,13 +66,21 @@ FORMULAS = [
 
 
 def _layers(cell):
-    return [int(v) for v in str(cell).split(",")]
+    """'64,256,10' -> [64, 256, 10]; None for a cell that is not such a list (a hand-edited
+    results.csv; a failed row's empty cell)."""
+    try:
+        ls = [int(v) for v in str(cell).split(",")]
+    except ValueError:
+        return None
+    return ls if ls and all(v > 0 for v in ls) else None
 
 
 def width_of(model, layers):
     """The width a layers cell sweeps: the widest hidden layer of an MLP, the input of a
     linear model."""
     ls = _layers(layers)
+    if ls is None:
+        return None
     return max(ls[1:-1]) if model == "mlp" and len(ls) > 2 else ls[0]
 
 
@@ -96,12 +110,22 @@ class Crossing:
     slower: str
     at: float               # the first measured size in the new order
     between: tuple          # (x_i, x_{i+1})
-    estimate: float         # log-log interpolated crossing
+    estimate: float         # log-log interpolated crossing; None across a failed size
+    failed: tuple = ()      # ((series, size), ...) that failed between x_i and x_{i+1}
 
     def text(self, axis):
+        lo, hi = size_text(self.between[0]), size_text(self.between[1])
+        if self.failed:
+            return (f"{self.faster} beats {self.slower} at {axis} {hi}, not at {lo}; "
+                    f"{_failed_text(self.failed, axis)} between them: no crossing estimated")
         return (f"{self.faster} beats {self.slower} from {axis} {size_text(self.at)} "
                 f"(crossing ≈ {size_text(self.estimate, 3)}, log-log interpolation between "
-                f"{size_text(self.between[0])} and {size_text(self.between[1])})")
+                f"{lo} and {hi})")
+
+
+def _failed_text(failed, axis):
+    """'cuda failed at width 256; the best CPU failed at width 512'."""
+    return "; ".join(f"{name} failed at {axis} {size_text(x)}" for name, x in failed)
 
 
 @dataclass
@@ -112,13 +136,17 @@ class Pair:
     leader: str = ""        # without crossings: who is faster throughout ("" when tied)
     sizes: tuple = ()       # the common sizes compared
     axis_name: str = ""
+    failed: tuple = ()      # ((series, size), ...) failed inside the compared range
 
     def text(self, axis):
         if self.crossings:
             return "; ".join(c.text(axis) for c in self.crossings)
         lo, hi = size_text(self.sizes[0]), size_text(self.sizes[-1])
-        lead = f": {self.leader} faster at every size" if self.leader else ""
-        return f"{self.a} vs {self.b}: {NO_CROSSOVER} ({self.axis_name} {lo}–{hi}){lead}"
+        # With a failure inside the range, "every size" would include the failed one.
+        every = "every measured size" if self.failed else "every size"
+        lead = f": {self.leader} faster at {every}" if self.leader else ""
+        gaps = f"; {_failed_text(self.failed, axis)}" if self.failed else ""
+        return f"{self.a} vs {self.b}: {NO_CROSSOVER} ({self.axis_name} {lo}–{hi}){lead}{gaps}"
 
 
 @dataclass
@@ -129,6 +157,7 @@ class Sweep:
     workloads: list
     series: dict = field(default_factory=dict)   # label -> {size: Group}
     pairs: list = field(default_factory=list)
+    failed: dict = field(default_factory=dict)   # label -> {size: Group that failed there}
 
 
 def size_text(v, digits=None):
@@ -137,9 +166,13 @@ def size_text(v, digits=None):
     return f"{v:,.0f}".replace(",", "") if float(v).is_integer() else f"{v:g}"
 
 
-def crossings(points_a, points_b, name_a, name_b):
-    """points: {size: samples/s}. -> (list of Crossing, common sizes, leader without a flip)."""
-    sizes = sorted(set(points_a) & set(points_b))
+def crossings(points_a, points_b, name_a, name_b, failed_a=(), failed_b=()):
+    """points: {size: samples/s}; failed_*: sizes where that series failed. -> (list of
+    Crossing, common sizes, leader without a flip, ((name, size), ...) failed inside the
+    common range). A flip across a failed size is a Crossing without an estimate."""
+    fails = sorted([(x, name_a) for x in failed_a] + [(x, name_b) for x in failed_b])
+    failed_at = {x for x, _ in fails}
+    sizes = sorted((set(points_a) & set(points_b)) - failed_at)
     signed = [(x, math.log(points_a[x] / points_b[x])) for x in sizes
               if points_a[x] > 0 and points_b[x] > 0]
     signed = [(x, lr) for x, lr in signed if lr != 0]   # ties belong to neither order
@@ -147,24 +180,30 @@ def crossings(points_a, points_b, name_a, name_b):
     for (x0, l0), (x1, l1) in zip(signed, signed[1:]):
         if (l0 > 0) == (l1 > 0):
             continue
-        est = math.exp(math.log(x0) + (math.log(x1) - math.log(x0)) * l0 / (l0 - l1))
         faster, slower = (name_a, name_b) if l1 > 0 else (name_b, name_a)
+        gap = tuple((name, x) for x, name in fails if x0 < x < x1)
+        if gap:   # the order may have flipped anywhere: at the failed size or either side
+            out.append(Crossing(faster, slower, x1, (x0, x1), None, gap))
+            continue
+        est = math.exp(math.log(x0) + (math.log(x1) - math.log(x0)) * l0 / (l0 - l1))
         out.append(Crossing(faster, slower, x1, (x0, x1), est))
     leader = ""
     if not out and signed:
         leader = name_a if signed[0][1] > 0 else name_b
-    return out, sizes, leader
+    inside = tuple((name, x) for x, name in fails if sizes and sizes[0] < x < sizes[-1])
+    return out, sizes, leader, inside
 
 
 def _pairs(sweep, axis):
     labels = list(sweep.series)
     pts = {lab: {x: g.med_sps for x, g in s.items()} for lab, s in sweep.series.items()}
+    failed = {lab: set(sweep.failed.get(lab, ())) for lab in labels}
     pairs = []
     for i, a in enumerate(labels):
         for b in labels[i + 1:]:
-            cs, sizes, leader = crossings(pts[a], pts[b], a, b)
+            cs, sizes, leader, gaps = crossings(pts[a], pts[b], a, b, failed[a], failed[b])
             if len(sizes) >= 2:
-                pairs.append(Pair(a, b, cs, leader, tuple(sizes), axis))
+                pairs.append(Pair(a, b, cs, leader, tuple(sizes), axis, gaps))
     kind = {lab: next(iter(s.values())).traits.get("device_kind") for lab, s in sweep.series.items()}
     cpu = [lab for lab in labels if kind[lab] == "cpu"]
     if len(cpu) >= 2:
@@ -173,20 +212,27 @@ def _pairs(sweep, axis):
             vals = [pts[lab][x] for lab in cpu if x in pts[lab]]
             if vals:
                 best[x] = max(vals)
+        # Every CPU configuration that failed, not only those with a series of points.
+        best_failed = {x for lab, s in sweep.failed.items()
+                       if next(iter(s.values())).device_kind == "cpu" for x in s}
         for g_lab in (lab for lab in labels if kind[lab] == "gpu"):
-            cs, sizes, leader = crossings(pts[g_lab], best, g_lab, BEST_CPU)
+            cs, sizes, leader, gaps = crossings(pts[g_lab], best, g_lab, BEST_CPU,
+                                                failed[g_lab], best_failed)
             if len(sizes) >= 2:
-                pairs.append(Pair(g_lab, BEST_CPU, cs, leader, tuple(sizes), axis))
+                pairs.append(Pair(g_lab, BEST_CPU, cs, leader, tuple(sizes), axis, gaps))
     return pairs
 
 
 def sweeps(summary):
-    groups = [g for w in summary.workloads for g in w.groups]
+    # Failed configurations (no rows) take part: a failed size is still a size of the sweep.
+    # A configuration without a size (an empty or unreadable cell) is on no axis.
+    groups = [g for w in summary.workloads for g in w.groups + w.failed]
     out = []
     for axis, col in AXES:
         parts = {}
         for g in groups:
-            parts.setdefault(_sweep_key(axis, g), []).append(g)
+            if size_of(axis, g.config) is not None:
+                parts.setdefault(_sweep_key(axis, g), []).append(g)
         for gs in parts.values():
             # One size per distinct workload (an MLP's two shapes of one width are no sweep).
             size_of_workload = {}
@@ -207,9 +253,14 @@ def sweeps(summary):
             for members in by_setup.values():
                 members = sorted(members, key=lambda g: size_of(axis, g.config))
                 label = members[0].label(multi_host)
-                while label in sw.series:
+                while label in sw.series or label in sw.failed:
                     label += "'"
-                sw.series[label] = {size_of(axis, g.config): g for g in members}
+                ran = {size_of(axis, g.config): g for g in members if g.rows}
+                if ran:
+                    sw.series[label] = ran
+                fails = {size_of(axis, g.config): g for g in members if not g.rows}
+                if fails:
+                    sw.failed[label] = fails
             if not sw.series:
                 continue
             sw.pairs = _pairs(sw, axis)
@@ -219,10 +270,19 @@ def sweeps(summary):
 
 # ---- HTML and figures ------------------------------------------------------------------
 
+def _cell(sw, lab, x):
+    s, failed = sw.series.get(lab, {}), sw.failed.get(lab, {})
+    if x in s:
+        return fmt.sps(s[x].med_sps), "num"
+    if x in failed:
+        return f"failed: {esc(failed[x].why_failed())}", "bad wrap"
+    return "–", "num"
+
+
 def table(sw):
     head = ["configuration"] + [f"{sw.axis} {size_text(x)} samples/s" for x in sw.sizes]
-    rows = [[(esc(lab), "")] + [(fmt.sps(s[x].med_sps) if x in s else "–", "num") for x in sw.sizes]
-            for lab, s in sw.series.items()]
+    labels = list(sw.series) + [lab for lab in sw.failed if lab not in sw.series]
+    rows = [[(esc(lab), "")] + [_cell(sw, lab, x) for x in sw.sizes] for lab in labels]
     return _table(head, rows, "results")
 
 
@@ -232,12 +292,17 @@ def plot(sw):
     fig = Figure(figsize=(7.5, 4.6))
     ax = fig.add_subplot(1, 1, 1)
     for i, (lab, s) in enumerate(sw.series.items()):
-        xs = sorted(s)
-        ax.plot(xs, [s[x].med_sps for x in xs], marker="os^Dv<>"[i % 7],
+        xs, ys = plots._with_gaps([(x, g.med_sps) for x, g in s.items()], sw.failed.get(lab, {}))
+        ax.plot(xs, ys, marker="os^Dv<>"[i % 7],
                 linestyle=plots.LINESTYLES[i % len(plots.LINESTYLES)],
-                color=plots.backend_color(s[xs[0]]), label=lab)
+                color=plots.backend_color(s[min(s)]), label=lab)
+    for lab, failed in sw.failed.items():
+        for x in failed:
+            plots.mark_failed(ax, x, f"{lab} {plots.FAILED_TEXT}")
     for p in sw.pairs:
         for c in p.crossings:
+            if c.estimate is None:   # a flip across a failed size: no crossing to draw
+                continue
             ax.axvline(c.estimate, color="#888888", linestyle=":", linewidth=1)
             ax.annotate(f"≈{size_text(c.estimate, 3)}", (c.estimate, 1), xycoords=("data", "axes fraction"),
                         xytext=(2, -12), textcoords="offset points", fontsize="x-small", color="#555555")
@@ -293,10 +358,13 @@ def figures(summary):
             "axis": sw.axis, "column": sw.column, "sizes": sw.sizes, "workloads": sw.workloads,
             "series": [{"label": lab, "samples_per_s": {size_text(x): g.med_sps for x, g in s.items()}}
                        for lab, s in sw.series.items()],
+            "failed": [{"label": lab, "sizes": sorted(f)} for lab, f in sw.failed.items()],
             "crossings": [{"faster": c.faster, "slower": c.slower, "from": c.at,
-                           "between": list(c.between), "interpolated": c.estimate}
+                           "between": list(c.between), "interpolated": c.estimate,
+                           "failed_between": [{"label": n, "size": x} for n, x in c.failed]}
                           for p in sw.pairs for c in p.crossings],
-            "no_crossover": [{"a": p.a, "b": p.b, "leader": p.leader, "sizes": list(p.sizes)}
+            "no_crossover": [{"a": p.a, "b": p.b, "leader": p.leader, "sizes": list(p.sizes),
+                              "failed_between": [{"label": n, "size": x} for n, x in p.failed]}
                              for p in sw.pairs if not p.crossings],
         })
     return {"crossovers": out}

@@ -8,7 +8,10 @@ listed in FORMULAS and printed in the report.
 A configuration (Group) is a run_id and the row's workload, setup and knob cells
 (load.CONFIG_COLUMNS, from reports/schema.json): two runs that differ only by
 --shuffle are two groups, labelled with the setting that tells them apart. Its ok
-rows are its repetitions; skipped/failed rows are kept apart. Which group is the
+rows are its repetitions, its failed rows its failures (a configuration that failed in
+every repetition is a Group without rows, in Workload.failed: plots and tables show
+it where its figures would be, never as if it had not run); skipped rows are kept
+apart (Workload.not_measured). Which group is the
 CPU baseline, the GPU baseline, the oracle or a scaling base comes from the trait
 columns (device_kind, parallelism, oracle, scaling_base, implementation), never
 from a backend's name.
@@ -134,7 +137,8 @@ class Group:
     threads: int
     config: dict = field(default_factory=dict)   # CONFIG_COLUMNS -> value: the identity
     traits: dict = field(default_factory=dict)   # TRAIT_COLUMNS -> value
-    rows: list = field(default_factory=list)
+    rows: list = field(default_factory=list)     # its ok rows: the repetitions measured
+    failures: list = field(default_factory=list)  # its failed rows (repetitions that failed)
     origin: str = ""          # host (or run_id when hosts repeat) shown in merged reports
     settings: str = ""        # the cells that tell it from look-alikes: "shuffle=true"
     color: int = 0            # palette index: one per backend across the report
@@ -172,6 +176,19 @@ class Group:
     per_rank_batch: float = None
     weak_efficiency: float = None
     weak_base: "Group" = None
+
+    @property
+    def reps_total(self):
+        """Repetitions that ran, measured or failed."""
+        return len(self.rows) + len(self.failures)
+
+    def failed_text(self):
+        """'1 failed: rank 1 killed' for each distinct reason of its failed repetitions."""
+        return "; ".join(f"{len(rs)} failed: {reason}" for reason, rs in by_reason(self.failures))
+
+    def why_failed(self):
+        """The distinct reasons of its failed repetitions: 'rank 1 killed; out of memory'."""
+        return "; ".join(reason for reason, _ in by_reason(self.failures))
 
     @property
     def sps_per_rank(self):
@@ -218,9 +235,13 @@ class Group:
     def label(self, with_origin=False):
         """Short name for plots: 'cuda-ddp ×4 (GPU 0,1,2,3)', 'cpu-omp (8 thr) shuffle=true'."""
         text = self.backend
-        if self.world_size > 1:
+        # A failed row's setup cells may be empty (only its identity is required).
+        if (self.world_size or 1) > 1:
             text += f" ×{self.world_size}"
-        text += f" ({self.threads} thr)" if self.devices == "cpu" else f" (GPU {self.devices})"
+        if self.devices == "cpu":
+            text += f" ({self.threads} thr)" if self.threads is not None else ""
+        elif self.devices:
+            text += f" (GPU {self.devices})"
         if self.settings:
             text += f" {self.settings}"
         return f"{self.origin}: {text}" if with_origin else text
@@ -229,7 +250,7 @@ class Group:
 @dataclass
 class Workload:
     name: str
-    groups: list
+    groups: list                # configurations with at least one measured repetition
     not_measured: list          # skipped/failed rows of this workload
     meta: dict
     disagreements: list         # "epochs: 5, 10" when rows of one workload differ
@@ -237,6 +258,7 @@ class Workload:
     gpu_base: Group = None
     ref: Group = None
     multi_host: bool = False
+    failed: list = field(default_factory=list)   # Groups without rows: failed in every repetition
 
 
 @dataclass
@@ -247,6 +269,12 @@ class WeakFamily:
     members: list               # Groups with weak_n set, by (machine, backend, threads, N)
     notes: list                 # plain text: ignored rows, missing bases, uneven per-rank batch
     multi_host: bool = False
+    failed: list = field(default_factory=list)   # failed Groups at world size N, with weak_n set
+
+    @property
+    def shown(self):
+        """Members and failed configurations together, in table order."""
+        return sorted(self.members + self.failed, key=lambda g: _weak_order(g, self.multi_host))
 
 
 @dataclass
@@ -259,6 +287,14 @@ class Summary:
     weak: list = field(default_factory=list)   # WeakFamily, in first-appearance order
 
 
+def by_reason(rows):
+    """[(reason, [rows])] in first-appearance order: one entry per distinct reason."""
+    out = {}
+    for r in rows:
+        out.setdefault(r["reason"], []).append(r)
+    return list(out.items())
+
+
 def config_key(cells):
     """The identity tuple of a configuration from its CONFIG_COLUMNS cells (a row or a dict)."""
     return tuple(cells.get(c) for c in CONFIG_COLUMNS)
@@ -269,7 +305,7 @@ def _order_key(g):
     par = g.traits.get("parallelism")
     return (not g.ours, not g.oracle, g.traits.get("device_kind") != "cpu",
             PARALLELISM_ORDER.index(par) if par in PARALLELISM_ORDER else len(PARALLELISM_ORDER),
-            g.backend, g.world_size, g.threads, g.devices, g.settings)
+            g.backend, g.world_size or 0, g.threads or 0, g.devices or "", g.settings)
 
 
 def _stats(g):
@@ -334,25 +370,31 @@ def distinguishing(configs):
     return out
 
 
-def group_rows(rows):
+def group_rows(rows, with_failed=False):
     """ok rows -> {(run_id, *config cells): Group}, each labelled with what tells it
-    from groups that look alike."""
+    from groups that look alike; a group's failed rows are its failures. with_failed:
+    also a Group without rows for each configuration that failed in every repetition
+    (compare.py matches measured configurations only)."""
     groups = {}
     for r in rows:
-        if r["state"] != "ok":
-            continue
         k = (r["run_id"],) + config_key(r)
-        if k not in groups:
-            groups[k] = Group(r["run_id"], r["host"], r["workload"], r["backend"],
-                              r["world_size"], r["devices"], r["threads"],
-                              config={c: r[c] for c in CONFIG_COLUMNS},
-                              traits={c: r[c] for c in TRAIT_COLUMNS})
-        groups[k].rows.append(r)
+        if r["state"] == "ok" or (r["state"] == "failed" and with_failed):
+            groups.setdefault(k, Group(r["run_id"], r["host"], r["workload"], r["backend"],
+                                       r["world_size"], r["devices"], r["threads"],
+                                       config={c: r[c] for c in CONFIG_COLUMNS},
+                                       traits={c: r[c] for c in TRAIT_COLUMNS}))
+        if k in groups and r["state"] == "ok":
+            groups[k].rows.append(r)
+    for r in rows:   # after the ok rows: a failure before its configuration's first ok row
+        k = (r["run_id"],) + config_key(r)
+        if r["state"] == "failed" and k in groups:
+            groups[k].failures.append(r)
     gs = list(groups.values())
     for g, text in zip(gs, distinguishing([g.config for g in gs])):
         g.settings = text
     for g in gs:
-        _stats(g)
+        if g.rows:
+            _stats(g)
     return groups
 
 
@@ -412,6 +454,20 @@ def scaling_base_name(g):
     return g.traits.get("scaling_base") or g.backend
 
 
+def scaling_base_of(g, gs):
+    """The world-size-1 group of gs that g (world size > 1) scales against: its
+    scaling_base's backend, else its own; the same run first, then the same workload
+    cells (shuffle...), then the same threads per rank (cpu-ddp ×2 at 4 threads scales
+    against cpu-omp at 4). None when there is none."""
+    prefer = (lambda b: b.run_id == g.run_id,
+              lambda b: b.workload_cells == g.workload_cells,
+              lambda b: b.threads == g.threads)
+    base = _pick(gs, lambda b: b.backend == scaling_base_name(g) and b.world_size == 1, prefer)
+    if base is None:
+        base = _pick(gs, lambda b: b.backend == g.backend and b.world_size == 1, prefer)
+    return base
+
+
 def _compare_within_workload(w):
     gs = w.groups
     # The loss checks come first: a CPU row that failed its check is never the baseline.
@@ -440,15 +496,7 @@ def _compare_within_workload(w):
         if g.gpu_base:
             g.speedup_gpu = g.med_sps / g.gpu_base.med_sps
         if g.world_size > 1:
-            # Same run first, then the same workload cells (shuffle...), then the same
-            # threads per rank (cpu-ddp ×2 at 4 threads scales against cpu-omp at 4).
-            prefer = (lambda b: b.run_id == g.run_id,
-                      lambda b: b.workload_cells == g.workload_cells,
-                      lambda b: b.threads == g.threads)
-            base = _pick(gs, lambda b: b.backend == scaling_base_name(g) and b.world_size == 1,
-                         prefer)
-            if base is None:
-                base = _pick(gs, lambda b: b.backend == g.backend and b.world_size == 1, prefer)
+            base = scaling_base_of(g, gs)
             if base is not None:
                 g.efficiency_base = base
                 g.efficiency = g.med_sps / base.med_sps / g.world_size
@@ -504,6 +552,10 @@ def _weak_family(stem, members_by_n, multi_host):
             g.weak_n = n
             g.per_rank_batch = g.rows[0]["batch_size"] / n
             fam.members.append(g)
+        for g in w.failed:
+            if g.world_size == n:   # shown at its N, failed (a row that is no member is ignored)
+                g.weak_n = n
+                fam.failed.append(g)
     bases = [g for g in fam.members if g.weak_n == 1]
     has_x1 = any(n == 1 for n, _ in members_by_n)
     if not has_x1:
@@ -514,18 +566,28 @@ def _weak_family(stem, members_by_n, multi_host):
         g.weak_base = _weak_base(g, bases)
         if g.weak_base is not None:
             g.weak_efficiency = g.med_sps / (g.weak_n * g.weak_base.med_sps)
+    failed_bases = [g for g in fam.failed if g.weak_n == 1]
     for gs in series.values():
         label = weak_series_label(gs[0], multi_host)
         if has_x1 and gs[0].weak_base is None:
-            fam.notes.append(f"{label}: no base row at world size 1 in {stem}-x1, "
-                             "efficiency not computed")
+            # A base that failed is not a missing one: say why there is no efficiency.
+            failed = _weak_base(gs[0], failed_bases)
+            why = (f"its base {failed.label(multi_host)} in {stem}-x1 failed: {failed.why_failed()}"
+                   if failed else f"no base row at world size 1 in {stem}-x1")
+            fam.notes.append(f"{label}: {why}, efficiency not computed")
         batches = sorted({g.per_rank_batch for g in gs})
         if len(batches) > 1:
             fam.notes.append(f"{label}: per-rank batch differs across N "
                              f"({', '.join(f'{b:g}' for b in batches)}) — not weak scaling")
-    fam.members.sort(key=lambda g: (g.origin if multi_host else "", _order_key(g)[:5],
-                                    g.threads, g.settings, g.weak_n, g.devices))
+    fam.members.sort(key=lambda g: _weak_order(g, multi_host))
+    fam.failed.sort(key=lambda g: _weak_order(g, multi_host))
     return fam
+
+
+def _weak_order(g, multi_host):
+    """By machine, backend (as _order_key), threads, settings, then N."""
+    return (g.origin if multi_host else "", _order_key(g)[:5], g.threads, g.settings, g.weak_n,
+            g.devices)
 
 
 def _weak_families(workloads, multi_host):
@@ -554,7 +616,9 @@ def _disagreements(rows):
 def summarize(runs):
     """All runs -> Summary with workloads in first-appearance order."""
     all_rows = [r for run in runs for r in run.rows]
-    groups = group_rows(all_rows)
+    everything = group_rows(all_rows, with_failed=True)
+    groups = {k: g for k, g in everything.items() if g.rows}
+    failed = [g for g in everything.values() if not g.rows]
     for run in runs:
         _attach_curves(groups, run.curves)
     run_hosts = {}
@@ -562,14 +626,15 @@ def summarize(runs):
         run_hosts.setdefault(r["run_id"], r["host"])
     multi_host = len(run_hosts) > 1
     hosts_unique = len(set(run_hosts.values())) == len(run_hosts)
-    for g in groups.values():
+    for g in everything.values():
         g.origin = g.host if hosts_unique else g.run_id
-    # One colour per backend across the report, in display order.
+    # One colour per backend across the report, in display order (measured ones first, so
+    # a backend that only failed does not move the others' colours).
     backends = []
-    for g in sorted(groups.values(), key=_order_key):
+    for g in sorted(groups.values(), key=_order_key) + sorted(failed, key=_order_key):
         if g.backend not in backends:
             backends.append(g.backend)
-    for g in groups.values():
+    for g in everything.values():
         g.color = backends.index(g.backend)
     names = []
     for r in all_rows:
@@ -586,7 +651,8 @@ def summarize(runs):
             not_measured=[r for r in rows if r["state"] != "ok"],
             meta={c: meta_src[c] for c in WORKLOAD_META},
             disagreements=_disagreements(rows),
-            multi_host=multi_host)
+            multi_host=multi_host,
+            failed=sorted((g for g in failed if g.workload == name), key=_order_key))
         _compare_within_workload(w)
         workloads.append(w)
     return Summary(runs=runs, workloads=workloads,

@@ -35,6 +35,8 @@ Spec-sheet peaks (SPEC_SHEET) are shown beside the measured ceilings, never used
 import math
 from dataclasses import dataclass
 
+import env_schema
+
 FORMULAS = [
     ("model FLOPs per sample", "widths d0..dL, P = Σ d_i·d_{i+1}: forward 2·P + weight gradients 2·P + "
                                "input gradients of layers 2..L 2·(P − d0·d1); bias, activation, loss and "
@@ -152,8 +154,11 @@ class Efficiency:
 def ceilings_of(env):
     """(ceilings dict, None) when env.json has measured ceilings, else (None, why)."""
     c = env.get("ceilings") if isinstance(env, dict) else None
-    if not isinstance(c, dict):
+    if c is None:
         return None, "no ceilings in env.json (measured by trainbench since issue #17)"
+    problem = env_schema.ceilings_problem(env)
+    if problem:
+        return None, f"ceilings in env.json ignored: {problem}"
     if c.get("omitted"):
         return None, f"ceilings not measured: {c['omitted']}"
     return c, None
@@ -241,6 +246,11 @@ def of_group(g, env):
     if e.bytes:
         e.intensity = e.flops / e.bytes
         e.gbs = e.bytes * g.med_sps / 1e9
+    if not all(math.isfinite(v) for v in (e.gflops, e.gbs or 0.0)):
+        # A hand-edited samples/s (1e308) times the FLOPs per sample overflows: no rate.
+        e.gflops = e.gbs = None
+        e.note = f"achieved rate not finite: samples/s {g.med_sps:.4g} × FLOPs per sample overflows"
+        return e
     ceil, why = ceilings_of(env)
     if ceil is None:
         e.note = why

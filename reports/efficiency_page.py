@@ -4,6 +4,7 @@ roofline figure per device. The figures come from efficiency.analyse(); this mod
 lays them out (page.py calls section_html()).
 """
 
+import math
 from html import escape as esc
 
 import roofline
@@ -11,10 +12,11 @@ from efficiency import analyse, ceilings_of, spec_sheet
 
 
 def num(v, unit=""):
-    """4 significant digits with thousands separators: '1,211,392', '309.8', '0.0123'."""
-    if v is None:
+    """4 significant digits with thousands separators: '1,211,392', '309.8', '0.0123';
+    from 1e15 on in exponent form ('2.5e+20'); "–" for none or a non-finite value."""
+    if v is None or not math.isfinite(v):
         return "–"
-    text = f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:,.4g}"
+    text = f"{v:.4g}" if abs(v) >= 1e15 else f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:,.4g}"
     return f"{text} {unit}".rstrip()
 
 

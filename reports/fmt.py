@@ -1,15 +1,22 @@
 """Number formatting shared by the HTML report and the compare table.
 
 Why: one spelling per kind of number, so a value computed by hand from a
-fixture can be found verbatim in the report (the tests do exactly that).
+fixture can be found verbatim in the report (the tests do exactly that). A figure that
+is not a finite number (a ratio that overflowed) is shown as "–", never "inf" or "nan",
+as summary.json writes it null; only a loss keeps "nan" (a diverged run's own value).
 """
 
 import math
 
 
+def _missing(v):
+    """True where a figure cannot be shown as a number: absent, or not finite."""
+    return v is None or not math.isfinite(v)
+
+
 def sps(v):
     """Samples per second, 4 significant digits: '712.8 M', '5.22 M', '40 k', '2,500', '12.3'."""
-    if v is None:
+    if _missing(v):
         return "–"
     for suffix, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(v) >= 10 * size or (suffix != "k" and abs(v) >= size):
@@ -18,22 +25,27 @@ def sps(v):
 
 
 def seconds(v):
-    return "–" if v is None else f"{v:.4g}"
+    return "–" if _missing(v) else f"{v:.4g}"
 
 
 def speedup(v):
     """'3.60×'; below 0.1 two significant digits ('0.0025×') so slow rows do not read 0.00×."""
-    if v is None:
+    if _missing(v):
         return "–"
     return f"{v:.2f}×" if v >= 0.1 else f"{v:.2g}×"
 
 
 def percent(v, digits=1):
-    return "–" if v is None else f"{100.0 * v:.{digits}f}%"
+    """'12.5%'; from 1,000,000% on in exponent form ('5e+301%'), not 300 digits."""
+    if _missing(v):
+        return "–"
+    return f"{100.0 * v:.{digits}f}%" if abs(v) < 1e4 else f"{100.0 * v:.3g}%"
 
 
 def signed_percent(v):
-    return "–" if v is None else f"{100.0 * v:+.1f}%"
+    if _missing(v):
+        return "–"
+    return f"{100.0 * v:+.1f}%" if abs(v) < 1e4 else f"{100.0 * v:+.3g}%"
 
 
 def loss(v):
@@ -49,11 +61,11 @@ def rel_err(v):
 
 
 def accuracy(v):
-    return "–" if v is None else f"{100.0 * v:.2f}%"
+    return "–" if _missing(v) else f"{100.0 * v:.2f}%"
 
 
 def pvalue(v):
-    return "–" if v is None else f"{v:.3f}"
+    return "–" if _missing(v) else f"{v:.3f}"
 
 
 def nbytes(v):

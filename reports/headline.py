@@ -7,12 +7,15 @@ its picks are computed once here (from the figures derive.py already filled in) 
 the HTML (headline_html) and summary.json (summary_json.py) read the same Line objects.
 Picks use the trait columns only: trainbench rows (implementation), device_kind,
 world_size, oracle; never a backend's name. Rows whose loss check failed are never
-picked as "fastest" (the correctness line names them instead).
+picked as "fastest" (the correctness line names them instead). Where a CPU, GPU or
+reference configuration ran and failed, the headline says so with the reason, never
+"no CPU row" or "no reference row".
 """
 
 from dataclasses import dataclass, field
 from html import escape as esc
 
+import derive
 import fmt
 import tables
 from derive import ASYNC_LOSS_RTOL, LOSS_RTOL, OURS
@@ -26,6 +29,9 @@ class Line:
     best_gpu: object = None         # fastest single-GPU configuration (world_size 1)
     best_multi: object = None       # fastest multi-GPU configuration (world_size > 1)
     gpu_skipped: list = field(default_factory=list)   # [(reason, count)] of its GPU rows
+    gpu_failed: list = field(default_factory=list)    # [(reason, configurations)] that failed
+    cpu_failed: list = field(default_factory=list)    # the same for CPU baseline candidates
+    ref_failed: list = field(default_factory=list)    # the same for the reference (oracle)
     checked: int = 0                # configurations whose loss matched the reference
     mismatches: list = field(default_factory=list)    # Groups whose loss did not
     unchecked: int = 0              # non-oracle configurations not checked (no same-cells ref)
@@ -53,6 +59,21 @@ def _is_gpu_row(r):
     return r.get("device_kind") == "gpu"
 
 
+def failed_reasons(groups):
+    """[(reason, configurations)] of configurations that failed in every repetition (derive
+    Groups without rows), one entry per distinct reason, in first-appearance order."""
+    out = {}
+    for g in groups:
+        for reason in dict.fromkeys(r["reason"] for r in g.failures):
+            out[reason] = out.get(reason, 0) + 1
+    return list(out.items())
+
+
+def failed_text(reasons):
+    """'failed: 2× rank 1 killed; 1× out of memory'."""
+    return "failed: " + "; ".join(f"{n}× {reason}" for reason, n in reasons)
+
+
 def lines(summary):
     """[Line] in workload order."""
     out = []
@@ -64,6 +85,9 @@ def lines(summary):
                                         and not tables.shared_device(g.devices)),
                     gpu_skipped=_reason_counts([r for r in w.not_measured
                                                 if r["state"] == "skipped" and _is_gpu_row(r)]),
+                    gpu_failed=failed_reasons(g for g in w.failed if g.device_kind == "gpu"),
+                    cpu_failed=failed_reasons(g for g in w.failed if derive.is_cpu_candidate(g)),
+                    ref_failed=failed_reasons(g for g in w.failed if g.oracle),
                     checked=sum(1 for g in gs if g.loss_state == "match"),
                     mismatches=[g for g in gs if g.loss_state == "mismatch"],
                     unchecked=sum(1 for g in gs if g.loss_state in ("noref", "unchecked")),
@@ -74,6 +98,11 @@ def lines(summary):
 
 def gpu_ran(summary):
     return any(g.device_kind == "gpu" for w in summary.workloads for g in w.groups)
+
+
+def gpu_failed_reasons(summary):
+    """[(reason, configurations)] of the GPU configurations that failed in every repetition."""
+    return failed_reasons(g for w in summary.workloads for g in w.failed if g.device_kind == "gpu")
 
 
 def no_gpu_reasons(summary):
@@ -103,7 +132,13 @@ def _pick_cell(g, multi_host):
     if g is None:
         return None
     return (f"<b>{esc(g.label(multi_host))}</b> <br>{fmt.sps(g.med_sps)} samples/s"
-            + tables.disturbed_badge(g))
+            + tables.failed_badge(g) + tables.disturbed_badge(g))
+
+
+def _missing_cpu_cell(line):
+    if line.cpu_failed:
+        return f'<span class="bad">CPU {esc(failed_text(line.cpu_failed))}</span>', "wrap"
+    return '<span class="muted">no CPU row</span>', ""
 
 
 def _speedup_cell(g, line, multi_host):
@@ -116,9 +151,14 @@ def _speedup_cell(g, line, multi_host):
 
 
 def _missing_gpu_cell(line):
+    parts = []
+    if line.gpu_failed:
+        parts.append(f'<span class="bad">{esc(failed_text(line.gpu_failed))}</span>')
     if line.gpu_skipped:
         why = "; ".join(f"{n}× {reason}" for reason, n in line.gpu_skipped)
-        return f'<span class="muted">skipped: {esc(why)}</span>', "wrap"
+        parts.append(f'<span class="muted">skipped: {esc(why)}</span>')
+    if parts:
+        return "<br>".join(parts), "wrap"
     return '<span class="muted">not run</span>', ""
 
 
@@ -126,6 +166,8 @@ def _check_cell(line, multi_host):
     if line.mismatches:
         names = ", ".join(esc(g.label(multi_host)) for g in line.mismatches)
         return f"✗ {len(line.mismatches)} MISMATCH: {names}", "bad"
+    if not line.has_ref and line.ref_failed:
+        return f"not checked: the reference {esc(failed_text(line.ref_failed))}", "bad wrap"
     if not line.has_ref:
         return "not checked (no reference row)", "muted"
     if not line.checked:
@@ -151,8 +193,7 @@ def headline_table(summary):
     body = []
     for l in ls:
         row = [(f'<a href="#{anchor(l.workload)}">{esc(l.workload)}</a>', "")]
-        row.append((_pick_cell(l.best_cpu, mh), "") if l.best_cpu else
-                   ('<span class="muted">no CPU row</span>', ""))
+        row.append((_pick_cell(l.best_cpu, mh), "") if l.best_cpu else _missing_cpu_cell(l))
         if any_gpu:
             if l.best_gpu:
                 row += [(_pick_cell(l.best_gpu, mh), ""), _speedup_cell(l.best_gpu, l, mh)]
@@ -182,10 +223,13 @@ def gpu_sentence(summary):
     """'No GPU ran: ...' with the reasons, or '' when a GPU configuration ran."""
     if gpu_ran(summary):
         return ""
+    # GPU configurations that ran and failed first: they are why, not an absent GPU.
+    failed = [f"{esc(reason)} ({n} GPU configuration(s) failed)"
+              for reason, n in gpu_failed_reasons(summary)]
     reasons = no_gpu_reasons(summary)
-    if reasons:
-        why = "; ".join(f"{esc(reason)}" + (f" ({n} configuration(s) skipped)" if n else "")
-                        for reason, n in reasons)
+    if reasons or failed:
+        why = "; ".join(failed + [f"{esc(reason)}" + (f" ({n} configuration(s) skipped)" if n else "")
+                                  for reason, n in reasons])
     else:
         why = "no GPU backend was part of this run"
     return (f'<p class="nogpu" id="no-gpu"><b>No GPU ran: this report compares CPU backends '

@@ -14,7 +14,8 @@ harness's one table (harness/result_schema.cpp):
   curves.csv   per-epoch training loss with the configuration's columns
                (optional file: without it the report has no loss-curve plot).
   env.json     environment capture; only schema_version and run_id are
-               required, every other field is shown when present.
+               required, every other field is shown when present; the fields the
+               reports read must have their JSON type (env_schema.py).
 Schema-1 files (before the knob and trait columns) are refused with one line
 saying what to do (README "Schema-1 files").
 """
@@ -25,6 +26,8 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+
+import env_schema
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.json")
 with open(SCHEMA_PATH, encoding="utf-8") as _f:
@@ -48,8 +51,14 @@ WORKLOAD_COLUMNS = columns_with("workload")
 KNOB_COLUMNS = columns_with("knob")
 TRAIT_COLUMNS = columns_with("trait")
 PHASE_COLUMNS = columns_with("phase")
-# Checks beyond the types: an ok row's timings and sizes are positive.
+# Checks beyond the types: an ok row's timings and sizes are positive; its phase times and
+# the other measured seconds, joules and rates are finite and not negative (0 is a phase
+# that took no time: transfer_s on the CPU), else they would be plotted as bars below 0
+# or off the axis.
 POSITIVE_COLUMNS = ["train_time_s", "samples_per_s", "epochs", "world_size"]
+NON_NEGATIVE_COLUMNS = PHASE_COLUMNS + ["upload_s", "upload_gbps", "comm_busbw_gbps",
+                                        "time_to_target_s", "gpu_energy_j"]
+INT64_LIMIT = 2 ** 63   # the harness writes 64-bit integers; a longer one is no measurement
 
 SCHEMA_1_ADVICE = ("CSV schema 1, written by a trainbench before the knob and trait columns; "
                    "this report reads schema 2 only: re-run the configurations with this "
@@ -117,9 +126,13 @@ def _parse(text, where, col):
         return None if text == "" else text
     if kind == "int":
         try:
-            return int(text)
+            v = int(text)
         except ValueError:
             raise InputError(f"{where}, column '{col}': '{text}' is not an integer") from None
+        # A 400-digit integer divided by anything raises OverflowError (memory in GiB).
+        if not -INT64_LIMIT <= v < INT64_LIMIT:
+            raise InputError(f"{where}, column '{col}': {text} is outside the 64-bit range")
+        return v
     if kind == "float":
         try:
             return float(text)
@@ -217,6 +230,11 @@ def _type_row(raw, where):
             v = raw[col]
             if not (math.isfinite(v) and v > 0):
                 raise InputError(f"{where}, column '{col}': {v} must be a positive number")
+        for col in NON_NEGATIVE_COLUMNS:
+            v = raw[col]
+            if v is not None and not (math.isfinite(v) and v >= 0):
+                raise InputError(f"{where}, column '{col}': {v} must be a finite number "
+                                 "and not negative")
         if raw["threads"] < 0 or raw["repetition"] < 0:
             raise InputError(f"{where}: threads and repetition must not be negative")
         acc = raw["final_accuracy"]
@@ -270,6 +288,9 @@ def _load_env(path):
         raise InputError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
     except RecursionError:
         raise InputError(f"{path}: not an environment capture (JSON nested too deeply)") from None
+    except ValueError as e:
+        # Python refuses to read an integer of more than 4300 digits (int_max_str_digits).
+        raise InputError(f"{path}: not an environment capture ({e})") from None
     found = _surrogate(env)
     if found:
         raise InputError(f"{path}: {found[0]}: \\u{ord(found[1]):04x} is an unpaired UTF-16 "
@@ -281,8 +302,9 @@ def _load_env(path):
     if env.get("schema_version") != SCHEMA_VERSION:
         raise InputError(f"{path}: unknown schema_version {env.get('schema_version')!r} "
                          f"(this report reads version {SCHEMA_VERSION})")
-    if not env.get("run_id"):
-        raise InputError(f"{path}: no run_id")
+    problem = env_schema.check(env)
+    if problem:
+        raise InputError(f"{path}: {problem}")
     return env
 
 
@@ -296,6 +318,10 @@ def load_run(result_dir):
     env = _load_env(os.path.join(result_dir, "env.json"))
     curves_path = os.path.join(result_dir, "curves.csv")
     run = Run(path=result_dir, rows=rows, curves=[], env=env)
+    bad_ceilings = env_schema.ceilings_problem(env)
+    if bad_ceilings:
+        run.notes.append(f"{os.path.join(result_dir, 'env.json')}: {bad_ceilings}: the measured "
+                         "ceilings are ignored (no % of roofline)")
     if os.path.exists(curves_path):
         run.curves = _load_curves(curves_path)
     else:

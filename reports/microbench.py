@@ -8,7 +8,10 @@ wall time with its unit, CPU time, iterations and every counter, labelled with i
 unit. Counters are read as numbers whatever their form: a plain value named with its
 unit ("GFLOP/s": shown as is), a rate without a prefix ("FLOP/s", or Google
 Benchmark's bytes_per_second / items_per_second: shown with an SI prefix). With
---benchmark_repetitions only the median aggregates are shown.
+--benchmark_repetitions only the median aggregates are shown (a benchmark without
+repetitions in the same file, its own row). An aggregate's "iterations" is its count of
+repetitions, not iterations: the table shows the iterations of each repetition (from
+the repetitions' own rows) and how many repetitions.
 
 A file that cannot be read is reported in the section, not fatal: the training rows
 are the report's subject and stay readable.
@@ -25,7 +28,8 @@ from html import escape as esc
 STANDARD_KEYS = {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
                  "repetitions", "repetition_index", "threads", "iterations", "real_time", "cpu_time",
                  "time_unit", "aggregate_name", "aggregate_unit", "label", "error_occurred",
-                 "error_message", "skipped", "skip_message", "big_o", "rms"}
+                 "error_message", "skipped", "skip_message", "big_o", "rms",
+                 "iterations_per_repetition"}
 RENAMED = {"bytes_per_second": "B/s", "items_per_second": "items/s"}
 SI = [("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)]
 PATTERNS = ("microbench-*.json", "microbench_*.json")
@@ -82,15 +86,60 @@ def read(path):
     if bf.context.get("executable"):
         bf.binary = os.path.basename(str(bf.context["executable"]))
     entries = [b for b in doc["benchmarks"] if isinstance(b, dict) and "name" in b]
-    if any(b.get("run_type") == "aggregate" for b in entries):
-        entries = [b for b in entries if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"]
-    bf.rows = entries
+    bf.rows = shown_rows(entries)
+    entries = bf.rows
     for b in entries:
         for k, v in b.items():
             if k not in STANDARD_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool) \
                     and k not in bf.counters:
                 bf.counters.append(k)
     return bf
+
+
+def _run_name(b):
+    """The benchmark a row belongs to: run_name ('BM_x' for BM_x_median too); files from
+    Google Benchmark before run_name: the name less the aggregate's '_median' suffix."""
+    if isinstance(b.get("run_name"), str):
+        return b["run_name"]
+    suffix = f"_{b.get('aggregate_name')}"
+    name = str(b["name"])
+    return name[:-len(suffix)] if b.get("run_type") == "aggregate" and name.endswith(suffix) else name
+
+
+def shown_rows(entries):
+    """The median aggregate of each repeated benchmark, the plain row of any other, in file
+    order. An aggregate row's "iterations" is the number of repetitions (Google Benchmark
+    writes it so): the copy shown has iterations = the iterations of each repetition
+    (None when they differ or the file holds no repetition rows: aggregates only),
+    iterations_per_repetition = their distinct values, and repetitions."""
+    medians = {_run_name(b) for b in entries
+               if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
+    per_rep = {}
+    for b in entries:
+        if b.get("run_type") != "aggregate" and isinstance(b.get("iterations"), int):
+            per_rep.setdefault(_run_name(b), set()).add(b["iterations"])
+    out = []
+    for b in entries:
+        name = _run_name(b)
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                iters = sorted(per_rep.get(name, ()))
+                reps = b.get("repetitions") if isinstance(b.get("repetitions"), int) else b.get("iterations")
+                out.append(dict(b, iterations=iters[0] if len(iters) == 1 else None,
+                                iterations_per_repetition=iters, repetitions=reps))
+        elif name not in medians:
+            out.append(b)
+    return out
+
+
+def iterations_text(b):
+    """'1000' for a plain row; '1000 × 3 repetitions' for a median, '980–1000 × 3
+    repetitions' when they differ, '– × 3 repetitions' when the file lacks them."""
+    if "iterations_per_repetition" not in b:
+        return str(b.get("iterations", "–"))
+    iters = b["iterations_per_repetition"]
+    each = "–" if not iters else str(iters[0]) if len(iters) == 1 else f"{iters[0]}–{iters[-1]}"
+    return f"{each} × {b.get('repetitions', '?')} repetitions"
 
 
 def find(run_dir):
@@ -121,7 +170,7 @@ def table_html(bf):
             continue
         cells = [f"<td>{esc(str(b['name']))}</td>", f'<td class="num">{esc(_time(b, "real_time"))}</td>',
                  f'<td class="num">{esc(_time(b, "cpu_time"))}</td>',
-                 f'<td class="num">{esc(str(b.get("iterations", "–")))}</td>']
+                 f'<td class="num">{esc(iterations_text(b))}</td>']
         cells += [f'<td class="num">{esc(format_counter(k, b.get(k)))}</td>' for k in bf.counters]
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table></div>")

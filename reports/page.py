@@ -218,7 +218,13 @@ def _headline(summary):
     mismatches = [(w, g) for w in summary.workloads for g in w.groups
                   if g.loss_state == "mismatch"]
     checked = sum(1 for w in summary.workloads for g in w.groups if g.loss_state == "match")
-    unchecked = [w.name for w in summary.workloads if w.ref is None and w.groups]
+    # A reference that ran and failed is not an absent one: named apart, with its reason.
+    failed_refs = {w.name: headline.failed_reasons(g for g in w.failed if g.oracle)
+                   for w in summary.workloads if w.ref is None}
+    ref_failed = "; ".join(f"{name}: {'; '.join(reason for reason, _ in why)}"
+                           for name, why in failed_refs.items() if why)
+    unchecked = [w.name for w in summary.workloads
+                 if w.ref is None and w.groups and not failed_refs[w.name]]
     tol = f"{LOSS_RTOL:g}"
     if any(g.asynchronous and g.loss_state in ("match", "mismatch") for g in groups):
         tol += f"; asynchronous ones within {ASYNC_LOSS_RTOL:g}"
@@ -233,10 +239,15 @@ def _headline(summary):
         verdict = ('<span class="verdict">correctness not checked: no configuration has a '
                    "reference row with the same workload cells (epochs, warm-up, shuffle, "
                    "...)</span>")
+    elif ref_failed:
+        verdict = ('<span class="verdict bad">correctness not checked: the reference failed '
+                   f"({esc(ref_failed)})</span>")
     else:
         verdict = '<span class="verdict">no reference rows: correctness not checked</span>'
     if unchecked and checked:
         verdict += f' <span class="muted">(no reference for: {esc(", ".join(unchecked))})</span>'
+    if ref_failed and (mismatches or any(w.ref for w in summary.workloads)):
+        verdict += f' <span class="bad">(the reference failed: {esc(ref_failed)})</span>'
     ran = (f"{len(summary.workloads)} workload(s): "
            f"{esc(', '.join(w.name for w in summary.workloads))}; "
            f"{len(groups)} configuration(s) on {len(backends)} backend(s) "
@@ -249,8 +260,10 @@ def _headline(summary):
     else:
         parts.append('<dt id="skipped">Skipped</dt><dd>nothing</dd>')
     if summary.failed:
-        parts.append(f'<dt class="bad">FAILED ({len(summary.failed)})</dt><dd>'
-                     + tables.status_table(summary.failed, summary.multi_host) + "</dd>")
+        n = len({id(g) for g, _, _ in tables.failures(summary.workloads)})
+        parts.append(f'<dt class="bad">FAILED ({n} configuration(s), '
+                     f"{len(summary.failed)} repetition(s))</dt><dd>"
+                     + tables.failed_table(summary.workloads, summary.multi_host) + "</dd>")
     else:
         parts.append("<dt>Failed</dt><dd>nothing</dd>")
     parts += [f"<dt>Machine{'s' if len(summary.runs) > 1 else ''}</dt><dd>{_machines(summary)}</dd>",

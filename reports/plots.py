@@ -11,6 +11,9 @@ scaling (samples/s vs world size with the ideal line) when a workload has more
 than one world size; stacked per-phase seconds per epoch; loss curves overlaid (coinciding ones
 drawn once, integer epoch ticks, a flat loss on an axis from 0);
 weak-scaling efficiency vs N per weak-scaling family, with the 100% line.
+A configuration that failed in every repetition (derive: Workload.failed) is drawn
+where its point or bar would be: a red ✗ on the axis, marked "failed", never left out
+(its absence would read as "not run"); a line never joins points across it.
 """
 
 import base64
@@ -27,6 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator, NullFormatter  # noqa: E402
 
+import derive  # noqa: E402
 import loss_curves  # noqa: E402
 from derive import weak_series_label  # noqa: E402
 
@@ -38,6 +42,8 @@ PALETTE = ["#4d4d4d", "#1f77b4", "#17becf", "#2ca02c", "#ff7f0e", "#d62728",
 LINESTYLES = ["-", "--", "-.", ":"]
 LOG_RATIO = 30.0   # a log axis when the largest value is this many times the smallest
 DPI = 100
+FAILED_COLOR = "#b00020"
+FAILED_TEXT = "failed"
 
 
 def plain_log_ticks(axis, formatter=None):
@@ -65,17 +71,49 @@ def _bar_figure(n_bars):
     return fig, fig.add_subplot(1, 1, 1)
 
 
+def mark_failed(ax, x, text=FAILED_TEXT):
+    """A red ✗ on the x axis at x, labelled `text`: a configuration that failed, at the
+    size where its point would be (it has no y). Not clipped, so it shows whole."""
+    ax.plot([x], [0], marker="X", markersize=9, color=FAILED_COLOR, linestyle="none",
+            clip_on=False, zorder=5, transform=ax.get_xaxis_transform())
+    ax.annotate(text, (x, 0), xycoords=("data", "axes fraction"), xytext=(5, 6),
+                textcoords="offset points", fontsize="small", color=FAILED_COLOR,
+                annotation_clip=False)
+
+
+def _with_gaps(points, failed_at):
+    """(xs, ys) sorted by x with NaN at each x in failed_at: matplotlib breaks a line at
+    NaN, so no segment bridges a failed point."""
+    pts = dict(points)
+    pts.update({x: float("nan") for x in failed_at if x not in pts})
+    xs = sorted(pts)
+    return xs, [pts[x] for x in xs]
+
+
 def throughput_plot(w):
+    fig = throughput_figure(w)
+    return None if fig is None else _png(fig)
+
+
+def throughput_figure(w):
+    """Median samples/s per configuration with min–max whiskers; a configuration that
+    failed keeps its row, with "failed: <why>" where its bar would be. The Figure itself
+    (throughput_plot makes the PNG), so tests can read its texts."""
     gs = w.groups
     if not gs:
         return None
-    fig, ax = _bar_figure(len(gs))
-    ys = list(range(len(gs)))[::-1]
+    fig, ax = _bar_figure(len(gs) + len(w.failed))
+    ys = list(range(len(gs) + len(w.failed)))[::-1]
     med = [g.med_sps for g in gs]
     err = [[g.med_sps - g.min_sps for g in gs], [g.max_sps - g.med_sps for g in gs]]
-    ax.barh(ys, med, xerr=err, color=[backend_color(g) for g in gs],
+    ax.barh(ys[:len(gs)], med, xerr=err, color=[backend_color(g) for g in gs],
             capsize=3, error_kw={"elinewidth": 1})
-    ax.set_yticks(ys, [g.label(w.multi_host) for g in gs])
+    for y, g in zip(ys[len(gs):], w.failed):
+        # x in axes fraction: readable on a linear or a log axis alike.
+        ax.text(0.01, y, f"✗ {FAILED_TEXT}: {g.why_failed()}", transform=ax.get_yaxis_transform(),
+                va="center", color=FAILED_COLOR, fontsize="small")
+    ax.set_yticks(ys, [g.label(w.multi_host) for g in gs + w.failed])
+    ax.set_ylim(-0.6, len(ys) - 0.4)   # the rows without a bar too (autoscaling skips them)
     log = max(med) / min(med) > LOG_RATIO
     if log:
         ax.set_xscale("log")
@@ -85,15 +123,20 @@ def throughput_plot(w):
     ax.set_xlabel("samples/s (median, whiskers min–max)" + (", log scale" if log else ""))
     ax.set_title(f"{w.name}: training throughput")
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return fig
 
 
 def _scaling_families(w):
-    """{base Group: [Groups scaled against it]}: cuda with cuda-dp/cuda-ddp, cpu-ddp alone."""
+    """[(base Group, [Groups scaled against it], [failed Groups that would be])]: cuda with
+    cuda-dp/cuda-ddp, cpu-ddp alone; a panel also for a base whose every member failed."""
     fams = {}
     for g in w.groups:
         if g.efficiency_base is not None:
-            fams.setdefault(id(g.efficiency_base), (g.efficiency_base, []))[1].append(g)
+            fams.setdefault(id(g.efficiency_base), (g.efficiency_base, [], []))[1].append(g)
+    for g in w.failed:
+        base = derive.scaling_base_of(g, w.groups) if (g.world_size or 1) > 1 else None
+        if base is not None:
+            fams.setdefault(id(base), (base, [], []))[2].append(g)
     return list(fams.values())
 
 
@@ -110,7 +153,7 @@ def scaling_plot(w):
     rows = (len(fams) + cols - 1) // cols
     fig = Figure(figsize=(5.2 * cols, 4.2 * rows))
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    for ax, (base, members) in zip(axes, fams):
+    for ax, (base, members, failed) in zip(axes, fams):
         # One line per backend and setting (cuda-dp faithful and persistent apart).
         line = lambda g: (g.backend + (f" {g.settings}" if g.settings else ""))  # noqa: E731
         lines = {line(base): [base]}
@@ -120,14 +163,18 @@ def scaling_plot(w):
             if (line(g) in lines and line(g) != line(base) and g.world_size == 1
                     and g.origin == base.origin and g not in lines[line(g)]):
                 lines[line(g)].append(g)
-        sizes = sorted({g.world_size for gs in lines.values() for g in gs})
+        sizes = sorted({g.world_size for gs in lines.values() for g in gs}
+                       | {g.world_size for g in failed})
         for i, (name, gs) in enumerate(lines.items()):
-            gs = sorted(gs, key=lambda g: g.world_size)
-            ax.errorbar([g.world_size for g in gs], [g.med_sps for g in gs],
-                        yerr=[[g.med_sps - g.min_sps for g in gs],
-                              [g.max_sps - g.med_sps for g in gs]],
-                        marker="os^D"[i % 4], capsize=3, linestyle=LINESTYLES[i % 2],
-                        color=backend_color(gs[0]), label=name)
+            gaps = [g.world_size for g in failed if line(g) == name]
+            xs, ys = _with_gaps([(g.world_size, g.med_sps) for g in gs], gaps)
+            by_size = {g.world_size: g for g in gs}
+            err = [[by_size[x].med_sps - by_size[x].min_sps if x in by_size else 0.0 for x in xs],
+                   [by_size[x].max_sps - by_size[x].med_sps if x in by_size else 0.0 for x in xs]]
+            ax.errorbar(xs, ys, yerr=err, marker="os^D"[i % 4], capsize=3,
+                        linestyle=LINESTYLES[i % 2], color=backend_color(gs[0]), label=name)
+        for g in failed:
+            mark_failed(ax, g.world_size, f"{line(g)} ×{g.world_size} {FAILED_TEXT}")
         ax.plot(sizes, [base.med_sps * n for n in sizes], color="#555555", linestyle=":",
                 label="ideal (base × n)")
         ax.set_xscale("log", base=2)
@@ -160,14 +207,16 @@ def weak_plot(fam):
         return None
     fig = Figure(figsize=(7.0, 4.4))
     ax = fig.add_subplot(1, 1, 1)
-    sizes = sorted({g.weak_n for gs in lines.values() for g in gs})
+    sizes = sorted({g.weak_n for gs in lines.values() for g in gs} | {g.weak_n for g in fam.failed})
     top = 100.0
     for i, (label, gs) in enumerate(lines.items()):
-        gs = sorted(gs, key=lambda g: g.weak_n)
-        effs = [100.0 * g.weak_efficiency for g in gs]
-        top = max(top, *effs)
-        ax.plot([g.weak_n for g in gs], effs, marker="os^D"[i % 4],
+        gaps = [g.weak_n for g in fam.failed if weak_series_label(g, fam.multi_host) == label]
+        xs, effs = _with_gaps([(g.weak_n, 100.0 * g.weak_efficiency) for g in gs], gaps)
+        top = max(top, *(e for e in effs if e == e))   # NaN != NaN: the gaps
+        ax.plot(xs, effs, marker="os^D"[i % 4],
                 linestyle=LINESTYLES[i % 2], color=backend_color(gs[0]), label=label)
+    for g in fam.failed:
+        mark_failed(ax, g.weak_n, f"{weak_series_label(g, fam.multi_host)} N={g.weak_n} {FAILED_TEXT}")
     ax.axhline(100.0, color="#555555", linestyle=":", label="ideal (100%)")
     if len(sizes) > 1:
         ax.set_xscale("log", base=2)

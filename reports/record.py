@@ -12,8 +12,9 @@ the GPUs, driver, CPU, cores, memory, commit and command line from env.json, and
 how to render the report again.
 
 Exit status: 0 recorded; 2 bad input (one line on stderr; nothing is written): the
-folder lacks results.csv or env.json, the run was made from a dirty tree, or it
-is recorded already (a record with its run_id).
+folder lacks results.csv or env.json, either cannot be read as the reports read
+them (render.py's checks), the run was made from a dirty tree, or it is recorded
+already (a record with its run_id).
 """
 
 import argparse
@@ -24,17 +25,34 @@ import shutil
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from load import InputError, load_run, printable  # noqa: E402
+
 FILES = ["results.csv", "curves.csv", "env.json", "log.txt", "report.html", "microbench-cpu.json",
          "microbench_cuda.json", "gpu_targets.md"]
 REQUIRED = ["results.csv", "env.json"]
-
-
-class InputError(Exception):
-    pass
+DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ]|$)")   # the harness's ISO 8601 timestamp
 
 
 def slug(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def date_of(timestamp):
+    """'2026-11-22' of '2026-11-22T01:30:00Z'; 'undated' for anything else, so that a
+    hand-edited timestamp ('../../x') never becomes part of a path."""
+    m = DATE.match(timestamp or "")
+    return m.group(1) if m else "undated"
+
+
+def cuda_versions(build):
+    """'toolkit 13.0.88, runtime 13.0' from env.json's build.cuda_toolkit and cuda_runtime
+    (files before them have build.cuda, the runtime); '—' without CUDA."""
+    toolkit = build.get("cuda_toolkit")
+    runtime = build.get("cuda_runtime") or build.get("cuda")
+    parts = [f"toolkit {toolkit}" if toolkit else None, f"runtime {runtime}" if runtime else None]
+    return ", ".join(p for p in parts if p) or "—"
 
 
 def device_of(env):
@@ -60,7 +78,7 @@ def readme(env, run_dir, note):
         f"# {env.get('run_id', os.path.basename(run_dir))} on {label}",
         "",
         f"- Devices: {gpus}",
-        f"- Driver: {env.get('driver') or 'none'}; CUDA {build.get('cuda') or '—'}; NCCL {build.get('nccl') or '—'}",
+        f"- Driver: {env.get('driver') or 'none'}; CUDA {cuda_versions(build)}; NCCL {build.get('nccl') or '—'}",
         f"- CPU: {host.get('cpu_model', '?')}, {host.get('logical_cores', '?')} logical cores"
         + (f", {mem / 2**30:.0f} GiB memory" if isinstance(mem, (int, float)) else ""),
         f"- OS: {host.get('os', '?')}, host {host.get('hostname', '?')}",
@@ -98,17 +116,18 @@ def record(run_dir, dest_root, note=""):
     for f in REQUIRED:
         if not os.path.isfile(os.path.join(run_dir, f)):
             raise InputError(f"{run_dir}: no {f} (is this a trainbench result folder?)")
-    try:
-        with open(os.path.join(run_dir, "env.json"), encoding="utf-8") as f:
-            env = json.load(f)
-    except (OSError, ValueError) as e:
-        raise InputError(f"{run_dir}/env.json: unreadable: {e}")
+    # What render.py checks (results.csv parses, env.json's fields have their types): a
+    # record is kept to be rendered and compared later, so it must be readable now.
+    env = load_run(run_dir).env
     if (env.get("git") or {}).get("dirty"):
         raise InputError(f"{run_dir}: made from a dirty tree (uncommitted changes): rerun from a commit")
-    date = (env.get("timestamp") or "")[:10] or "undated"
     label, _ = device_of(env)
-    # Device first, as docs/results/ names its folders (and as the docs link to them).
-    dest = free_dest(os.path.join(dest_root, f"{label}-{date}"), env.get("run_id"))
+    # Device first, as docs/results/ names its folders (and as the docs link to them);
+    # slug and date_of leave only [a-z0-9-], and the check below says so.
+    name = f"{label}-{date_of(env.get('timestamp'))}"
+    dest = free_dest(os.path.join(dest_root, name), env.get("run_id"))
+    if os.path.dirname(os.path.realpath(dest)) != os.path.realpath(dest_root):
+        raise InputError(f"{dest}: not a folder directly under --dest {dest_root}")
     os.makedirs(dest_root, exist_ok=True)
     # Built beside the destination and renamed into place: never a half-copied record.
     tmp = tempfile.mkdtemp(prefix=".record-", dir=dest_root)
@@ -137,7 +156,7 @@ def main(argv=None):
     try:
         dest = record(args.result_dir.rstrip("/"), args.dest, args.note)
     except InputError as e:
-        print(f"record.py: error: {e}", file=sys.stderr)
+        print(f"record.py: error: {printable(str(e))}", file=sys.stderr)
         return 2
     print(f"recorded {args.result_dir} in {dest}")
     return 0

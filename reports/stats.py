@@ -23,17 +23,30 @@ EXACT_DP_MAX_PRODUCT = 2_500  # n*m up to which the tie-free recursion is used
 
 
 def median(values):
-    return statistics.median(values)
+    """The middle value, or the mean of the two middle ones halved before they are added:
+    (a + b) / 2 overflows to inf for two values above 9e307, a / 2 + b / 2 does not (and
+    rounds the same, halving being exact)."""
+    s = sorted(values)
+    if not s:
+        raise statistics.StatisticsError("no median for an empty sample")
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else s[mid - 1] / 2 + s[mid] / 2
 
 
 def cv(values):
-    """Coefficient of variation: sample standard deviation (n-1) / mean; None for n < 2."""
+    """Coefficient of variation: sample standard deviation (n-1) / mean; None for n < 2.
+    Computed on the values divided by the largest magnitude (the ratio does not change):
+    fmean's fsum raises OverflowError on a sum above 1.8e308 (two samples/s of 1e308)."""
     if len(values) < 2:
         return None
-    mean = statistics.fmean(values)
+    scale = max(abs(v) for v in values)
+    if scale == 0 or not math.isfinite(scale):
+        return None
+    scaled = [v / scale for v in values]
+    mean = statistics.fmean(scaled)
     if mean == 0:
         return None
-    return statistics.stdev(values) / abs(mean)
+    return statistics.stdev(scaled) / abs(mean)
 
 
 def ranges_overlap(x, y):

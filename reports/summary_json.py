@@ -21,6 +21,7 @@ import microbench
 import time_to_target
 import page
 import tables
+from derive import by_reason
 from load import printable
 
 SUMMARY_SCHEMA_VERSION = 1
@@ -56,7 +57,8 @@ def config(g, multi_host=False):
         "threads": g.threads, "settings": g.settings, "precision": g.precision,
         "implementation": g.traits.get("implementation"), "device_kind": g.device_kind,
         "parallelism": g.traits.get("parallelism"),
-        "repetitions": len(g.rows),
+        "repetitions": len(g.rows), "failed_repetitions": len(g.failures),
+        "failed_reasons": _reasons(g),
         "median_samples_per_s": _num(g.med_sps), "min_samples_per_s": _num(g.min_sps),
         "max_samples_per_s": _num(g.max_sps), "cv_samples_per_s": _num(g.cv_sps),
         "noisy": g.noisy,
@@ -76,6 +78,18 @@ def config(g, multi_host=False):
     }
 
 
+def _reasons(g):
+    """[{reason, count}] of a configuration's failed repetitions."""
+    return [{"reason": reason, "count": len(rs)} for reason, rs in by_reason(g.failures)]
+
+
+def _failed_configs(groups, multi_host):
+    """Configurations that failed in every repetition, named as the measured ones are."""
+    return [{"label": g.label(multi_host), "workload": g.workload, "backend": g.backend,
+             "world_size": g.world_size, "devices": g.devices, "threads": g.threads,
+             "failed_repetitions": len(g.failures), "failed_reasons": _reasons(g)} for g in groups]
+
+
 @section("runs")
 def _runs(summary):
     return [{"run_id": str(run.run_id), "path": run.path,
@@ -91,6 +105,9 @@ def _headline(summary):
     out = {"gpu_ran": headline.gpu_ran(summary),
            "no_gpu_reasons": [] if headline.gpu_ran(summary) else
            [{"reason": r, "skipped_configurations": n} for r, n in headline.no_gpu_reasons(summary)],
+           # GPU configurations that ran and failed: the headline's first reason no GPU ran.
+           "gpu_failed_reasons": [{"reason": r, "failed_configurations": n}
+                                  for r, n in headline.gpu_failed_reasons(summary)],
            "workloads": []}
     for line in headline.lines(summary):
         entry = {"workload": line.workload}
@@ -102,6 +119,9 @@ def _headline(summary):
                 "scaling_efficiency": _num(g.efficiency),
                 "scaling_base": ref(g.efficiency_base, mh), "disturbed": g.disturbed}
         entry["gpu_skipped"] = [{"reason": r, "count": n} for r, n in line.gpu_skipped]
+        for key, reasons in (("cpu_failed", line.cpu_failed), ("gpu_failed", line.gpu_failed),
+                             ("reference_failed", line.ref_failed)):
+            entry[key] = [{"reason": r, "configurations": n} for r, n in reasons]
         entry["loss_checked_match"] = line.checked
         entry["loss_mismatches"] = [g.label(mh) for g in line.mismatches]
         entry["has_reference"] = line.has_ref
@@ -116,6 +136,7 @@ def _workloads(summary):
              "cpu_baseline": ref(w.cpu_base, mh), "gpu_baseline": ref(w.gpu_base, mh),
              "reference": ref(w.ref, mh),
              "configurations": [config(g, mh) for g in w.groups],
+             "failed_configurations": _failed_configs(w.failed, mh),
              "loss_curves": {
                  "coinciding": [[g.label(mh) for g in c]
                                 for c in loss_curves.clusters(w.groups) if len(c) > 1],
@@ -133,7 +154,8 @@ def _weak(summary):
                           "median_samples_per_s": _num(g.med_sps),
                           "samples_per_s_per_rank": _num(g.sps_per_rank),
                           "weak_scaling_efficiency": _num(g.weak_efficiency),
-                          "base": ref(g.weak_base, mh)} for g in fam.members]}
+                          "base": ref(g.weak_base, mh)} for g in fam.members],
+             "failed": [dict(c, n=g.weak_n) for g, c in zip(fam.failed, _failed_configs(fam.failed, mh))]}
             for fam in summary.weak]
 
 
@@ -152,7 +174,17 @@ def _skipped(summary):
 
 @section("failed")
 def _failed(summary):
-    return {"count": len(summary.failed), "by_reason": _status_rows(summary.failed)}
+    """Failed repetitions by reason; each configuration once per reason, with how many of
+    its repetitions failed that way and how many it had (not once per failed row)."""
+    by = {}
+    for g, reason, rs in tables.failures(summary.workloads):
+        by.setdefault(reason, []).append(
+            {"workload": g.workload, "backend": g.backend, "world_size": g.world_size,
+             "devices": g.devices, "threads": g.threads, "run_id": g.run_id,
+             "repetitions_failed": len(rs), "repetitions": g.reps_total})
+    return {"count": len(summary.failed),
+            "by_reason": [{"reason": reason, "count": sum(c["repetitions_failed"] for c in cs),
+                           "configurations": cs} for reason, cs in by.items()]}
 
 
 @section("disturbed")
@@ -175,13 +207,14 @@ section("crossovers")(lambda summary: crossover.figures(summary)["crossovers"])
 @section("microbenchmarks")
 def _microbenchmarks(summary):
     """Per run folder, each Google Benchmark file's entries: name, times with their unit,
-    iterations and every numeric counter (FLOP/s, B/s: per second, unscaled)."""
+    iterations (of each repetition, for a median: microbench.shown_rows), repetitions and
+    every numeric counter (FLOP/s, B/s: per second, unscaled)."""
     out = []
     for run in summary.runs:
         for bf in microbench.find(run.path):
             entries = [{k: _num(v) for k, v in b.items()
-                        if k in ("name", "real_time", "cpu_time", "time_unit", "iterations")
-                        or k in bf.counters} for b in bf.rows]
+                        if k in ("name", "real_time", "cpu_time", "time_unit", "iterations",
+                                 "repetitions") or k in bf.counters} for b in bf.rows]
             out.append({"run_id": run.run_id, "file": os.path.basename(bf.path), "binary": bf.binary,
                         "error": bf.error, "benchmarks": entries})
     return out

@@ -10,7 +10,7 @@ scrolling wrapper so wide ones stay usable on a phone.
 from html import escape as esc
 
 import fmt
-from derive import ASYNC_LOSS_RTOL, CV_FLAG, LOSS_RTOL, weak_series_label
+from derive import ASYNC_LOSS_RTOL, CV_FLAG, LOSS_RTOL, by_reason, is_cpu_candidate, weak_series_label
 
 MARK_OK = "✓"
 MARK_BAD = "✗ MISMATCH"
@@ -32,6 +32,22 @@ def disturbed_title(g):
 def disturbed_badge(g):
     return (f' <span class="disturbed" title="{esc(disturbed_title(g))}">{DISTURBED_BADGE}</span>'
             if g.disturbed else "")
+
+
+def failed_badge(g):
+    """'⚠ 1 of 3 reps failed' for a configuration some of whose repetitions failed: its
+    figures are from the others only, so it is not shown as clean."""
+    if not (g.failures and g.rows):
+        return ""
+    return (f' <span class="bad" title="{esc(g.failed_text())}">⚠ {len(g.failures)} of '
+            f"{g.reps_total} reps failed</span>")
+
+
+def reps_cell(g):
+    """The repetitions measured: '5', or '2 of 3 ok; 1 failed: why' where some failed."""
+    if not g.failures:
+        return str(len(g.rows)), "num"
+    return f"{len(g.rows)} of {g.reps_total} ok; {esc(g.failed_text())}", "bad wrap"
 
 
 def _repeats(text):
@@ -81,12 +97,13 @@ def _table(head, body_rows, cls="", row_classes=None):
     return "".join(out)
 
 
-def _loss_cell(g):
-    """The equivalence check's mark; for asynchronous rows the check applied instead."""
+def _loss_cell(g, ref_failed=False):
+    """The equivalence check's mark; for asynchronous rows the check applied instead.
+    ref_failed: the workload's reference ran and failed (not "no reference")."""
     if g.loss_state == "ref":
         return "reference", "ref"
     if g.loss_state == "noref":
-        return "no reference", "muted"
+        return ("not checked: the reference failed", "bad") if ref_failed else ("no reference", "muted")
     rel = fmt.rel_err(g.loss_rel_err)
     if g.loss_state == "unchecked":
         return (f'asynchronous: not checked <span class="muted">(momentum; {rel})</span>', "muted")
@@ -112,7 +129,7 @@ def _backend_cell(g):
                  f'not reproducible bit for bit">{ASYNC_BADGE}</span>')
     if g.settings:
         html += f' <span class="setting">{esc(g.settings)}</span>'
-    return html + disturbed_badge(g)
+    return html + failed_badge(g) + disturbed_badge(g)
 
 
 def _speedup_cell(value, base, header_base, multi_host):
@@ -156,13 +173,14 @@ def workload_table(w):
     head.append(f"vs reference ({tol})")
 
     body = []
+    ref_failed = w.ref is None and any(g.oracle for g in w.failed)
     for g in w.groups:
         row = []
         if w.multi_host:
             row.append((esc(g.origin), ""))
         row += [(_backend_cell(g), ""), (str(g.world_size), "num"),
                 (_devices_cell(g), ""), (str(g.threads), "num"), (esc(g.precision), ""),
-                (str(len(g.rows)), "num"), (fmt.seconds(g.time_per_epoch), "num"),
+                reps_cell(g), (fmt.seconds(g.time_per_epoch), "num"),
                 (fmt.sps(g.med_sps), "num"),
                 (f"{fmt.sps(g.min_sps)}–{fmt.sps(g.max_sps)}", "num")]
         if g.cv_sps is None:
@@ -190,9 +208,10 @@ def workload_table(w):
         row.append((fmt.loss(g.final_loss), "num"))
         if has_acc:
             row.append((fmt.accuracy(g.final_accuracy), "num"))
-        row.append(_loss_cell(g))
+        row.append(_loss_cell(g, ref_failed))
         body.append(row)
     classes = [" ".join(c for c in ("mismatch" if g.loss_state == "mismatch" else "",
+                                    "partial" if g.failures else "",
                                     "disturbed" if g.disturbed else "") if c)
                for g in w.groups]
     return _table(head, body, "results", classes)
@@ -238,19 +257,29 @@ def workload_notes(w):
                      f"({esc(w.cpu_base.label(w.multi_host))}, "
                      f"{fmt.sps(w.cpu_base.med_sps)} samples/s); the float64 reference is a "
                      "correctness anchor and never the baseline.</li>")
+    elif any(is_cpu_candidate(g) for g in w.failed):
+        names = ", ".join(esc(g.label(w.multi_host)) for g in w.failed if is_cpu_candidate(g))
+        notes.append(f'<li class="bad">No CPU baseline: {names} failed (below): no speedup vs '
+                     "the CPU.</li>")
     else:
         notes.append("<li>No CPU baseline row (a trainbench row with device_kind cpu that is "
                      "not the oracle): no speedup vs the CPU.</li>")
-    if not w.ref:
+    if not w.ref and any(g.oracle for g in w.failed):
+        notes.append('<li class="bad">The reference failed (below): final losses are not '
+                     "checked.</li>")
+    elif not w.ref:
         notes.append("<li>No reference row: final losses are not checked.</li>")
     for d in w.disagreements:
         notes.append(f'<li class="warn">Configurations of this workload differ in {esc(d)} — '
                      "each is a row of its own, labelled with its setting, and checked against "
                      "the reference with the same setting.</li>")
-    for r in w.not_measured:
-        if r["state"] == "failed":
-            notes.append(f'<li class="bad">{esc(_row_label(r, w.multi_host))}: '
-                         f'failed — {esc(r["reason"])}</li>')
+    # One line per configuration and reason, with how many repetitions: not one per row.
+    for g in w.failed + [g for g in w.groups if g.failures]:
+        for reason, rs in by_reason(g.failures):
+            reps = (f"{len(rs)} of {g.reps_total} repetitions" if g.rows else
+                    f"{len(rs)} repetition{'s' if len(rs) != 1 else ''}")
+            notes.append(f'<li class="bad">{esc(g.label(w.multi_host))}: failed — {esc(reason)} '
+                         f'<span class="muted">({reps})</span></li>')
     skipped = [r for r in w.not_measured if r["state"] == "skipped"]
     if skipped:
         # The reasons are listed once, in the headline, not under every workload.
@@ -270,11 +299,17 @@ def weak_table(fam):
         "N (GPUs / ranks)", "backend", "devices", "threads", "workload", "per-rank batch",
         "samples/s (median)", "samples/s per rank", "weak-scaling efficiency"]
     body = []
-    for g in fam.members:
+    for g in fam.shown:
         row = [(esc(g.origin), "")] if fam.multi_host else []
         row += [(str(g.weak_n), "num"), (_backend_cell(g), ""),
-                (_devices_cell(g), ""), (str(g.threads), "num"), (esc(g.workload), ""),
-                (_per_rank_batch(g.per_rank_batch), "num"), (fmt.sps(g.med_sps), "num"),
+                (_devices_cell(g), ""), (str(g.threads), "num"), (esc(g.workload), "")]
+        if not g.rows:   # failed in every repetition: shown at its N, saying why
+            batch = g.failures[0]["batch_size"]
+            row += [("–" if batch is None else _per_rank_batch(batch / g.weak_n), "num"),
+                    (f"failed: {esc(g.why_failed())}", "bad wrap"), ("–", "muted"), ("–", "muted")]
+            body.append(row)
+            continue
+        row += [(_per_rank_batch(g.per_rank_batch), "num"), (fmt.sps(g.med_sps), "num"),
                 (fmt.sps(g.sps_per_rank), "num")]
         if g.weak_efficiency is None:
             row.append(("–", "muted"))
@@ -315,10 +350,7 @@ def _row_label(r, with_host=False):
 
 def skipped_by_reason(rows):
     """[(reason, [rows])] in first-appearance order: one entry per distinct reason."""
-    out = {}
-    for r in rows:
-        out.setdefault(r["reason"], []).append(r)
-    return list(out.items())
+    return by_reason(rows)
 
 
 def skipped_summary(rows, multi_host):
@@ -346,6 +378,30 @@ def status_table(rows, multi_host, with_reason=True):
                 (esc(r["devices"] or "") or "–", ""),
                 ("–" if r["threads"] is None else str(r["threads"]), "num")]
         row += [(esc(r["reason"]), "")] if with_reason else []
+        body.append(row)
+    return _table(head, body, "status")
+
+
+def failures(workloads):
+    """[(Group, reason, failed rows)]: each configuration that failed, once per distinct
+    reason (a configuration failing the same way in 3 repetitions is one entry)."""
+    return [(g, reason, rs) for w in workloads for g in w.failed + [g for g in w.groups if g.failures]
+            for reason, rs in by_reason(g.failures)]
+
+
+def failed_table(workloads, multi_host):
+    """The headline's FAILED list: one row per configuration and reason, with how many of
+    its repetitions failed ('3 of 3', '1 of 3': the other two measured)."""
+    head = (["machine"] if multi_host else []) + ["workload", "backend", "world size",
+                                                  "devices", "threads", "repetitions failed",
+                                                  "reason"]
+    body = []
+    for g, reason, rs in failures(workloads):
+        row = [(esc(g.host), "")] if multi_host else []
+        row += [(esc(g.workload), ""), (esc(g.backend), ""),
+                ("–" if g.world_size is None else str(g.world_size), "num"),
+                (esc(g.devices or "") or "–", ""), ("–" if g.threads is None else str(g.threads), "num"),
+                (f"{len(rs)} of {g.reps_total}", "num"), (esc(reason), "")]
         body.append(row)
     return _table(head, body, "status")
 

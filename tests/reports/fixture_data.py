@@ -163,15 +163,17 @@ def result_row(machine, workload, key, rep, sps, loss, status="ok", settings=Non
 
 
 def build_rows(machine, speed=None, loss_factor=None, jitter=None, reps=len(JITTER),
-               drop=(), settings=None, status=None, not_run=True):
+               drop=(), settings=None, status=None, not_run=True, failed_reps=None):
     """speed/loss_factor: {(workload, key): factor} applied to samples/s or final loss;
     jitter: {(workload, key): [per-repetition factors]} replacing JITTER for that row;
     drop: backends left out of the run entirely; settings: {(workload, key): {column:
     cell}} overriding cells (a knob) of that configuration's rows; status: {(workload,
     key): "failed: <why>" or "skipped: <why>"} one such row instead of that
-    configuration's repetitions; not_run=False leaves out NOT_RUN's rows."""
+    configuration's repetitions; failed_reps: {(workload, key): {repetition: "failed:
+    <why>"}} those repetitions failed, the others ran (all of them: a configuration that
+    failed in every repetition); not_run=False leaves out NOT_RUN's rows."""
     speed, loss_factor, jitter = speed or {}, loss_factor or {}, jitter or {}
-    settings, status = settings or {}, status or {}
+    settings, status, failed_reps = settings or {}, status or {}, failed_reps or {}
     rows, curves = [], []
     for workload, table in THROUGHPUT[machine].items():
         ref_loss = WORKLOADS[workload]["ref_loss"]
@@ -186,6 +188,11 @@ def build_rows(machine, speed=None, loss_factor=None, jitter=None, reps=len(JITT
             loss = ref_loss * (1 + (0 if key[0] == "reference" else 2e-6))
             loss *= loss_factor.get((workload, key), 1.0)
             for rep in range(reps):
+                why = failed_reps.get((workload, key), {}).get(rep)
+                if why:
+                    rows.append(result_row(machine, workload, key, rep, 0, 0, why,
+                                           settings=settings.get((workload, key))))
+                    continue
                 j = jit[rep % len(jit)]
                 sps = base * speed.get((workload, key), 1.0) * (1 + j)
                 row = result_row(machine, workload, key, rep, sps, loss,
@@ -207,7 +214,8 @@ def env_for(machine):
            "command_line": "build/trainbench --suite default --reps 5",
            "trainbench_version": "0.1.0", "git": {"commit": "0123456789abcdef0123", "dirty": False},
            "build": {"type": "Release", "compiler": "GNU 12.2.0", "flags": "-O3 -march=native",
-                     "cuda": "13.0" if gpu else None, "mpi": "3.1", "nccl": "2.28.3" if gpu else None},
+                     "cuda_toolkit": "13.0.88" if gpu else None, "cuda_runtime": "13.0" if gpu else None,
+                     "mpi": "3.1", "nccl": "2.28.3" if gpu else None},
            "host": {"hostname": machine, "os": "Debian GNU/Linux 12 (bookworm)",
                     "kernel": "6.1.0-27-amd64",
                     "cpu_model": "Intel(R) Xeon(R) Platinum 8480+" if gpu else "AMD EPYC 7B13",

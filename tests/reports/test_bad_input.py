@@ -29,6 +29,14 @@ def _write(path, text):
         f.write(text)
 
 
+def _edit_env(folder, **fields):
+    path = os.path.join(folder, "env.json")
+    with open(path, encoding="utf-8") as f:
+        env = json.load(f)
+    env.update(fields)
+    _write(path, json.dumps(env))
+
+
 def _set_field(col, value):
     """A line rewriter that sets one results.csv column (keeping the CSV quoting)."""
     idx = RESULT_COLUMNS.index(col)
@@ -74,11 +82,38 @@ CASES = {
         {"schema_version": 3, "run_id": "x"})), "env.json: unknown schema_version 3"),
     "env.json schema 1": (lambda d: _write(f"{d}/env.json", json.dumps(
         {"schema_version": 1, "run_id": "x"})), "env.json: CSV schema 1"),
+    # Fields the reports read must have the type the harness writes (reports/env_schema.py):
+    # these raised AttributeError/TypeError deep in the report.
+    "env.json run_id a number": (lambda d: _edit_env(d, run_id=12345),
+                                 "env.json: run_id is an integer (12345), not a string"),
+    "env.json git.dirty a list": (lambda d: _edit_env(d, git={"commit": "abc", "dirty": [1]}),
+                                  "env.json: git.dirty is a list ([1]), not true or false"),
+    "env.json gpus of strings": (lambda d: _edit_env(d, gpus=["H100"]),
+                                 'env.json: gpus[0] is a string ("H100"), not an object'),
+    "env.json GPU name a list": (lambda d: _edit_env(d, gpus=[{"index": 0, "name": ["H100"]}]),
+                                 'env.json: gpus[0].name is a list (["H100"]), not a string'),
+    "env.json host a string": (lambda d: _edit_env(d, host="box"),
+                               'env.json: host is a string ("box"), not an object'),
+    "env.json timestamp a number": (lambda d: _edit_env(d, timestamp=20261122),
+                                    "env.json: timestamp is an integer (20261122), not a string"),
     "curves.csv bad header": (lambda d: _replace_line(f"{d}/curves.csv", 0,
                                                       lambda h: h.replace("train_loss", "loss")),
                               "curves.csv: header lacks column 'train_loss'"),
     "not a boolean": (lambda d: _replace_line(f"{d}/results.csv", 2, _set_field("shuffle", "yes")),
                       "line 3, column 'shuffle': 'yes' is not true or false"),
+    # Phase times are plotted as stacked bars: a negative or infinite one was drawn.
+    "negative phase time": (lambda d: _replace_line(f"{d}/results.csv", 2, _set_field("forward_s", "-0.5")),
+                            "line 3, column 'forward_s': -0.5 must be a finite number and not negative"),
+    "infinite phase time": (lambda d: _replace_line(f"{d}/results.csv", 4, _set_field("comm_s", "inf")),
+                            "line 5, column 'comm_s': inf must be a finite number and not negative"),
+    "nan phase time": (lambda d: _replace_line(f"{d}/results.csv", 4, _set_field("backward_s", "nan")),
+                       "line 5, column 'backward_s': nan must be a finite number and not negative"),
+    "negative energy": (lambda d: _replace_line(f"{d}/results.csv", 4, _set_field("gpu_energy_j", "-3")),
+                        "line 5, column 'gpu_energy_j': -3.0 must be a finite number and not negative"),
+    "integer beyond 64 bits": (lambda d: _replace_line(f"{d}/results.csv", 2,
+                                                       _set_field("peak_host_mem_bytes", "9" * 400)),
+                               "line 3, column 'peak_host_mem_bytes': " + "9" * 400
+                               + " is outside the 64-bit range"),
     "empty trait in an ok row": (lambda d: _replace_line(f"{d}/results.csv", 1,
                                                          _set_field("device_kind", "")),
                                  "column 'device_kind': empty in an ok row"),
@@ -309,6 +344,10 @@ MORE_CASES = {
         "env.json: host.os: \\ud800 is an unpaired UTF-16 surrogate, not a character"),
     "env.json nested too deeply": (lambda d: _write(f"{d}/env.json", "[" * 100_000 + "]" * 100_000),
                                    "env.json: not an environment capture (JSON nested too deeply)"),
+    # Python reads no integer of more than 4300 digits (a ValueError, not a JSONDecodeError).
+    "env.json integer of 5000 digits": (
+        lambda d: _replace_in(f"{d}/env.json", '"seed": 1', '"seed": 1' + "0" * 5000),
+        "env.json: not an environment capture (Exceeds the limit (4300 digits)"),
     "results.csv cell over the csv module's limit": (
         lambda d: _replace_line(f"{d}/results.csv", 2,
                                 lambda l: l.replace("linear-64x1-100k", "x" * 200_000, 1)),

@@ -3,6 +3,7 @@ a run that proves nothing fails with its own status (compare.EXIT_CODES): a
 configuration FAILED in NEW (3), one of BASE missing or skipped in NEW (4), nothing to
 compare (5), BASE and NEW one run (6). Mixed run ids (7): test_run_ids.py."""
 
+import csv
 import json
 import os
 import re
@@ -102,12 +103,67 @@ def test_environment_differences_are_warned(gpu_run, tmp_path, capsys):
     assert "Environment differences" in out
 
 
+def test_the_cuda_toolkit_and_runtime_are_compared(gpu_run, tmp_path, capsys):
+    """env.json has build.cuda_toolkit and build.cuda_runtime; compare read build.cuda,
+    which the harness no longer writes, so a new toolkit went unmentioned."""
+    env = fx.env_for("gpubox")
+    build = dict(env["build"], cuda_toolkit="12.8.93")
+    code, out, err = _run(capsys, gpu_run, _new(tmp_path, env_update={"build": build}))
+    assert code == 0
+    assert "environments differ: CUDA toolkit: 13.0.88 -> 12.8.93" in err
+    assert "CUDA runtime" not in err
+
+
 def test_markdown_format(gpu_run, tmp_path, capsys):
     new = _new(tmp_path, "slow", speed={KEY: 0.8})
     code, out, _ = _run(capsys, gpu_run, new, "--format", "markdown")
     assert code == 1
     assert "| workload | backend |" in out and "**REGRESSION**" in out
     assert "- FAIL (exit 1): 1 regression(s)" in out
+
+
+def _renamed(folder, old, new):
+    """Rename workload `old` to `new` in a result folder's results.csv and curves.csv."""
+    for name, columns in (("results.csv", fx.RESULT_COLUMNS), ("curves.csv", fx.CURVE_COLUMNS)):
+        path = os.path.join(folder, name)
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            if r["workload"] == old:
+                r["workload"] = new
+        fx.write_csv(path, columns, rows)
+    return folder
+
+
+ODD_NAME = "a|b`c`*d*_e_<i>x</i>[l](u)~~s~~$m$&amp;\\\nline"
+
+
+def _md_unescape(cell):
+    return re.sub(r"\\(.)", r"\1", cell.replace("<br>", "\n"))
+
+
+def test_markdown_cells_are_literal_whatever_the_names(gpu_run, tmp_path, capsys):
+    """Only '|' was escaped: a backtick, *, _, <, [ or a line break in a workload name
+    turned into code, emphasis, HTML, a link or a broken table on GitHub."""
+    base = _renamed(fx.write_run(tmp_path / "base", "gpubox", run="20261121-010000-gpubox"),
+                    fx.LINEAR, ODD_NAME)
+    new = _renamed(_new(tmp_path, "slow", speed={KEY: 0.8}), fx.LINEAR, ODD_NAME)
+    code, out, _ = _run(capsys, base, new, "--format", "markdown")
+    assert code == compare.EXIT_REGRESSION
+    table = [l for l in out.splitlines() if l.startswith("|")]
+    odd = [l for l in table if "line" in l]
+    assert len(odd) == len(fx.THROUGHPUT["gpubox"][fx.LINEAR])   # one line per row: no break
+    for line in table:
+        # Cells split at pipes not preceded by a backslash: always the 13 columns.
+        cells = re.split(r"(?<!\\)\|", line)[1:-1]
+        assert len(cells) == len(compare.COLUMNS), line
+    first = re.split(r"(?<!\\)\|", odd[0])[1].strip()
+    assert _md_unescape(first) == ODD_NAME
+    assert first == ("a\\|b\\`c\\`\\*d\\*\\_e\\_\\<i\\>x\\</i\\>\\[l\\](u)\\~\\~s\\~\\~"
+                     "\\$m\\$\\&amp;\\\\<br>line")
+    ddp = next(l for l in odd if "| cuda-ddp | 4 |" in l)
+    assert ddp.endswith("| **REGRESSION** |")
+    assert f"- FAIL (exit 1): 1 regression(s) beyond the threshold and beyond noise: {first}/cuda-ddp/4/" in out
 
 
 # --- a run that proves nothing is not a pass ---------------------------------------

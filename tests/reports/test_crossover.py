@@ -47,6 +47,10 @@ def _linear(batch):
 
 @pytest.fixture
 def sweep_run(tmp_path, monkeypatch):
+    return _sweep(tmp_path / "xo", monkeypatch)
+
+
+def _sweep(folder, monkeypatch, **kw):
     table = {}
     for w, t in WIDTH.items():
         monkeypatch.setitem(fx.WORKLOADS, f"xo-w{w}", _mlp(w))
@@ -55,23 +59,23 @@ def sweep_run(tmp_path, monkeypatch):
         monkeypatch.setitem(fx.WORKLOADS, f"xo-b{b}", _linear(b))
         table[f"xo-b{b}"] = t
     monkeypatch.setitem(fx.THROUGHPUT, "cpubox", table)
-    return fx.write_run(tmp_path / "xo", "cpubox", not_run=False)
+    return fx.write_run(folder, "cpubox", not_run=False, **kw)
 
 
 def test_crossings_by_hand():
     a = {64: 80.0, 128: 54.0, 256: 37.5, 512: 24.0}
     b = {64: 100.0, 128: 60.0, 256: 30.0, 512: 15.0}
-    cs, sizes, leader = crossover.crossings(a, b, "A", "B")
-    assert sizes == [64, 128, 256, 512] and leader == ""
+    cs, sizes, leader, failed = crossover.crossings(a, b, "A", "B")
+    assert sizes == [64, 128, 256, 512] and leader == "" and failed == ()
     assert len(cs) == 1
     c = cs[0]
     assert (c.faster, c.slower, c.at, c.between) == ("A", "B", 256, (128, 256))
     assert c.estimate == pytest.approx(128 * 2 ** (math.log(0.9) / (math.log(0.9) - math.log(1.25))))
     assert c.estimate == pytest.approx(159.86, abs=0.01)
     # Two flips: B leads, A leads, B leads again; a tie is no flip of its own.
-    cs, _, _ = crossover.crossings({1: 1, 2: 3, 4: 2, 8: 1}, {1: 2, 2: 2, 4: 2, 8: 2}, "A", "B")
+    cs, _, _, _ = crossover.crossings({1: 1, 2: 3, 4: 2, 8: 1}, {1: 2, 2: 2, 4: 2, 8: 2}, "A", "B")
     assert [(c.faster, c.at) for c in cs] == [("A", 2), ("B", 8)]
-    cs, _, leader = crossover.crossings({1: 2, 2: 3}, {1: 1, 2: 1}, "A", "B")
+    cs, _, leader, _ = crossover.crossings({1: 2, 2: 3}, {1: 1, 2: 1}, "A", "B")
     assert cs == [] and leader == "A"
 
 
@@ -138,3 +142,62 @@ def test_figures_for_summary_json(sweep_run):
     assert two["interpolated"] == pytest.approx(159.86, abs=0.01)
     assert f["batch"]["crossings"] == []
     assert f["batch"]["no_crossover"][0]["leader"] == "cpu-omp (1 thr)"
+
+
+OOM = {r: "failed: out of host memory" for r in range(5)}
+
+
+def test_no_crossing_is_interpolated_across_a_failed_size(tmp_path, monkeypatch):
+    """cpu-omp (2 thr) failed at width 256, where it overtakes one thread: the crossing was
+    interpolated between 128 and 512 as if 256 had not been there."""
+    folder = _sweep(tmp_path / "xo", monkeypatch, failed_reps={("xo-w256", T2): OOM})
+    sw = next(sw for sw in crossover.sweeps(fx.summarize(folder)) if sw.axis == "width")
+    assert sw.sizes == [64, 128, 256, 512]
+    assert {lab: sorted(f) for lab, f in sw.failed.items()} == {"cpu-omp (2 thr)": [256]}
+    flips, flat = crossover.statements(sw)
+    assert flips == [
+        "cpu-omp (2 thr) beats cpu-omp (1 thr) at width 512, not at 128; cpu-omp (2 thr) failed "
+        "at width 256 between them: no crossing estimated",
+        # cuda / one thread: 5/6 at 128, 5/3 at 256: 128 · 2^(ln(5/6) / (ln(5/6) − ln(5/3))) = 153.9
+        "cuda (GPU 0) beats cpu-omp (1 thr) from width 256 (crossing ≈ 154, log-log "
+        "interpolation between 128 and 256)",
+        "cuda (GPU 0) beats cpu-omp (2 thr) at width 512, not at 128; cpu-omp (2 thr) failed at "
+        "width 256 between them: no crossing estimated",
+        # The best of the CPU configurations that ran is not the best CPU where one failed.
+        "cuda (GPU 0) beats the best CPU at width 512, not at 128; the best CPU failed at width "
+        "256 between them: no crossing estimated"]
+    assert flat == []
+    assert all(c.estimate is None for p in sw.pairs for c in p.crossings if c.failed)
+    f = next(x for x in crossover.figures(fx.summarize(folder))["crossovers"] if x["axis"] == "width")
+    assert f["failed"] == [{"label": "cpu-omp (2 thr)", "sizes": [256]}]
+    bridged = [c for c in f["crossings"] if c["failed_between"]]
+    assert len(bridged) == 3 and all(c["interpolated"] is None for c in bridged)
+
+
+def test_the_section_shows_the_failed_point_and_draws_no_crossing_through_it(tmp_path, monkeypatch):
+    folder = _sweep(tmp_path / "xo", monkeypatch, failed_reps={("xo-w256", T2): OOM})
+    figs = []
+    real = crossover.plots._png
+    monkeypatch.setattr(crossover.plots, "_png", lambda fig: (figs.append(fig), real(fig))[1])
+    assert render.main([folder]) == 0
+    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
+        section = f.read().split('<section id="crossovers">', 1)[1].split("</section>", 1)[0]
+    rows = {r["configuration"]: r for t in tables(section) for r in t}
+    assert rows["cpu-omp (2 thr)"]["width 256 samples/s"] == "failed: out of host memory"
+    assert rows["cpu-omp (2 thr)"]["width 512 samples/s"] == "24 k"
+    (ax,) = next(f for f in figs if "samples/s vs width" in f.get_axes()[0].get_title()).get_axes()
+    assert [t.get_text() for t in ax.texts if "failed" in t.get_text()] == ["cpu-omp (2 thr) failed"]
+    two = next(l for l in ax.get_lines() if l.get_label() == "cpu-omp (2 thr)")
+    xs, ys = two.get_data()
+    assert list(xs) == [64, 128, 256, 512] and math.isnan(ys[2])
+    # One dotted line: cuda vs one thread; none for the three flips across the failure.
+    assert [round(l.get_xdata()[0]) for l in ax.get_lines() if l.get_linestyle() == ":"] == [154]
+
+
+def test_a_layers_cell_that_is_no_list_of_widths_is_on_no_axis(tmp_path, monkeypatch):
+    """A hand-edited layers cell ('64,zz,10') raised ValueError: no report at all."""
+    folder = _sweep(tmp_path / "xo", monkeypatch,
+                    settings={("xo-w128", k): {"layers": "64,zz,10"} for k in (T1, T2, CUDA, REF)})
+    sw = next(sw for sw in crossover.sweeps(fx.summarize(folder)) if sw.axis == "width")
+    assert sw.sizes == [64, 256, 512]
+    assert render.main([folder]) == 0

@@ -7,6 +7,7 @@ must read "ceiling under-measured" and never a percentage above 100.
 import math
 import os
 import re
+from html import escape as html_escape
 
 import numpy as np
 import pytest
@@ -243,6 +244,22 @@ def test_omitted_or_missing_ceilings_say_why_and_draw_no_roofline(tmp_path):
     b = fx.write_run(tmp_path / "b", "cpubox")
     r = _row(_eff_table(_render(b)), fx.LINEAR, "cpu-omp (8 thr)")
     assert "no ceilings in env.json" in r["note"]
+
+
+@pytest.mark.parametrize("ceilings, why", [
+    ("fast", 'ceilings is a string ("fast"), not an object'),
+    ({"cpu": dict(CPU_CEIL["cpu"], threads="8")}, 'ceilings.cpu.threads is a string ("8"), not an integer'),
+    (dict(CPU_CEIL, gpus=[{"index": [0]}]), "ceilings.gpus[0].index is a list ([0]), not an integer"),
+])
+def test_malformed_ceilings_are_ignored_with_a_note_not_a_traceback(tmp_path, ceilings, why):
+    """Ceilings are optional measurements: a hand-edited env.json whose ceilings have the
+    wrong types renders without them, saying why (it raised AttributeError/TypeError)."""
+    folder = fx.write_run(tmp_path / "cpu", "cpubox", env_update={"ceilings": ceilings})
+    html = _render(folder)
+    r = _row(_eff_table(html), fx.LINEAR, "cpu-omp (8 thr)")
+    assert r["% of roofline"] == "–" and r["note"] == f"ceilings in env.json ignored: {why}"
+    assert html_escape(f"{folder}/env.json: {why}: the measured ceilings are ignored") in html  # headline
+    assert "Roofline of" not in html
 
 
 def test_ceilings_of_another_host_are_not_used(tmp_path):

@@ -7,6 +7,7 @@ CPU row that failed its loss check never is; skipped rows collapse to one line p
 reason; disturbed rows are marked and counted.
 """
 
+import json
 import os
 
 import fixture_data as fx
@@ -201,3 +202,52 @@ def test_a_reference_with_other_workload_cells_checks_nothing(tmp_path):
         "not checked (the reference trained other settings: workload cells differ)"
     assert "correctness not checked: no configuration has a reference row with the same " \
            "workload cells" in _top(html)
+
+
+# --- rows that ran and failed are named as failed, never as absent --------------------
+
+OOM = "failed: out of host memory (needs ~900 MiB, available 512 MiB)"
+
+
+def test_a_failed_cpu_baseline_and_reference_are_named_failed_not_missing(tmp_path):
+    """Every MLP CPU row failed: the headline said "no CPU row" and "no reference row"."""
+    folder = fx.write_run(tmp_path / "f", "cpubox", status={(MLP, REF): OOM, (MLP, OMP8): OOM})
+    html = _render(folder)
+    glance = _glance(html)[MLP]
+    why = "out of host memory (needs ~900 MiB, available 512 MiB)"
+    # The fixture's cpu-ddp ×2 MLP row failed already: both reasons, one configuration each.
+    assert glance["fastest CPU (the speedup baseline)"] == (
+        f"CPU failed: 1× {why}; 1× rank 1 exited with signal 9 (Killed)")
+    assert glance["final loss vs reference"] == f"not checked: the reference failed: 1× {why}"
+    top = " ".join(_top(html).split())
+    assert "no CPU row" not in top and "no reference" not in top
+    assert f"(the reference failed: {MLP}: {why})" in top   # beside the LIN verdict
+    section = _section(html, MLP)
+    assert "No configuration of this workload produced results." in section  # cpu-ddp ×2 failed too
+    assert "No CPU baseline: cpu-omp (8 thr), cpu-ddp ×2 (4 thr) failed (below)" in section
+    assert "The reference failed (below): final losses are not checked." in section
+    assert "No reference row" not in section and "No CPU baseline row" not in section
+
+
+def test_a_reference_that_failed_everywhere_is_the_verdict(tmp_path):
+    folder = fx.write_run(tmp_path / "f", "cpubox", status={(w, REF): OOM for w in (LIN, MLP)})
+    top = " ".join(_top(_render(folder)).split())
+    assert ("correctness not checked: the reference failed "
+            f"({LIN}: out of host memory (needs ~900 MiB, available 512 MiB); {MLP}: out of host") in top
+    assert "no reference rows" not in top
+
+
+def test_gpu_rows_that_all_failed_are_why_no_gpu_ran(tmp_path):
+    """The GPU ran and failed: the sentence said "no GPU backend was part of this run"."""
+    gpu = {(w, k): "failed: CUDA error: no kernel image is available for execution on the device"
+           for w, t in fx.THROUGHPUT["gpubox"].items() for k in t if k[2] != "cpu"}
+    folder = fx.write_run(tmp_path / "g", "gpubox", status=gpu, not_run=False)
+    top = " ".join(_top(_render(folder)).replace("<b>", "").replace("</b>", "").split())
+    assert ("No GPU ran: this report compares CPU backends only. Why: CUDA error: no kernel image "
+            f"is available for execution on the device ({len(gpu)} GPU configuration(s) failed).") in top
+    assert "no GPU backend was part of this run" not in top
+    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+        doc = json.load(f)["headline"]
+    assert doc["gpu_ran"] is False and doc["gpu_failed_reasons"] == [
+        {"reason": "CUDA error: no kernel image is available for execution on the device",
+         "failed_configurations": len(gpu)}]

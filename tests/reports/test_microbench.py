@@ -62,12 +62,50 @@ def test_counters_of_both_forms_are_shown_with_units(tmp_path):
 def test_repetitions_show_the_median_aggregate_only(tmp_path):
     folder = fx.write_run(tmp_path / "cpu", "cpubox")
     reps = [bench("BM_x", t, **{"GFLOP/s": g}) for t, g in ((1.0, 10.0), (2.0, 5.0), (1.5, 7.0))]
-    agg = [dict(bench("BM_x_" + a, t, **{"GFLOP/s": g}), run_type="aggregate", aggregate_name=a)
+    agg = [dict(bench("BM_x_" + a, t, **{"GFLOP/s": g}), run_name="BM_x", run_type="aggregate",
+                aggregate_name=a)
            for a, t, g in (("mean", 1.5, 7.33), ("median", 1.5, 7.0), ("stddev", 0.5, 2.5))]
     write(folder, "microbench_cuda.json", reps + agg, executable="tb_microbench_cuda")
     files = mb.find(folder)
     assert [f.binary for f in files] == ["tb_microbench_cuda"]
     assert [b["name"] for b in files[0].rows] == ["BM_x_median"]
+
+
+def _repeated(name, iterations=(1000, 1000, 1000)):
+    """A benchmark run with --benchmark_repetitions=3 as Google Benchmark writes it: one row
+    per repetition, then the aggregates, whose "iterations" is the count of repetitions."""
+    reps = [dict(bench(name, 1.0 + i, **{"GFLOP/s": 10.0 - i}), repetitions=3, repetition_index=i,
+                 iterations=n) for i, n in enumerate(iterations)]
+    agg = [dict(bench(f"{name}_{a}", t, **{"GFLOP/s": g}), run_name=name, run_type="aggregate",
+                aggregate_name=a, aggregate_unit="time", repetitions=3, iterations=3)
+           for a, t, g in (("mean", 2.0, 9.0), ("median", 2.0, 9.0), ("stddev", 1.0, 1.0))]
+    return reps + agg
+
+
+def test_a_median_row_shows_the_iterations_of_each_repetition_not_their_count(tmp_path):
+    """An aggregate row's iterations is its number of repetitions: the table said 3
+    iterations for a median over 3 repetitions of 1000."""
+    folder = fx.write_run(tmp_path / "cpu", "cpubox")
+    write(folder, "microbench-cpu.json", _repeated("BM_a") + _repeated("BM_b", (500, 520, 500))
+          + [dict(bench("BM_once", 4.0), run_name="BM_once")])
+    html = fx.render_html(folder)
+    _, (table,) = _section_tables(html)
+    rows = {r["benchmark"]: r["iterations"] for r in table}
+    # A benchmark without repetitions in the same file keeps its own row.
+    assert rows == {"BM_a_median": "1000 × 3 repetitions", "BM_b_median": "500–520 × 3 repetitions",
+                    "BM_once": "1000"}
+    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+        (entry,) = json.load(f)["microbenchmarks"]
+    got = {b["name"]: (b["iterations"], b.get("repetitions")) for b in entry["benchmarks"]}
+    assert got == {"BM_a_median": (1000, 3), "BM_b_median": (None, 3), "BM_once": (1000, 1)}
+
+
+def test_a_file_of_aggregates_only_does_not_invent_iterations(tmp_path):
+    """--benchmark_report_aggregates_only: no repetition rows, so iterations are unknown."""
+    folder = fx.write_run(tmp_path / "cpu", "cpubox")
+    write(folder, "microbench-cpu.json", [b for b in _repeated("BM_a") if b["run_type"] == "aggregate"])
+    (bf,) = mb.find(folder)
+    assert [mb.iterations_text(b) for b in bf.rows] == ["– × 3 repetitions"]
 
 
 def test_errors_and_broken_files_are_reported_not_fatal(tmp_path):

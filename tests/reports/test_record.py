@@ -2,10 +2,13 @@
 README naming the machine; bad input (not a result folder, dirty tree, an existing
 record) exits 2 and writes nothing."""
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import fixture_data
 from conftest import REPORTS
@@ -73,3 +76,76 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path):
     dirty = fixture_data.write_run(tmp_path / "dirty", "gpubox", env_update={"git": {"commit": "abc", "dirty": True}})
     r = record(dirty, "--dest", dest)
     assert r.returncode == 2 and "dirty tree" in r.stderr and not dest.exists()
+
+
+def test_the_readme_names_the_cuda_toolkit_and_runtime(gpu_run, tmp_path):
+    """env.json has build.cuda_toolkit and build.cuda_runtime (harness/env_capture.cpp);
+    record.py read build.cuda, which the harness no longer writes: 'CUDA —' on a GPU box."""
+    r = record(gpu_run, "--dest", tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "nvidia-h100-80gb-hbm3-x4-2026-11-22" / "README.md").read_text()
+    assert "- Driver: 580.65.06; CUDA toolkit 13.0.88, runtime 13.0; NCCL 2.28.3\n" in text
+
+
+def test_an_older_env_json_with_build_cuda_still_names_the_runtime(tmp_path):
+    env = fixture_data.env_for("gpubox")
+    build = {k: v for k, v in env["build"].items() if not k.startswith("cuda_")}
+    run = fixture_data.write_run(tmp_path / "old", "gpubox", env_update={"build": dict(build, cuda="12.4")})
+    r = record(run, "--dest", tmp_path / "dest")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "dest" / "nvidia-h100-80gb-hbm3-x4-2026-11-22" / "README.md").read_text()
+    assert "CUDA runtime 12.4;" in text
+
+
+@pytest.mark.parametrize("timestamp", ["../../escaped", "/tmp/abs/olute", "2026-11-22/../../x",
+                                       "..", "a/b"])
+def test_a_timestamp_never_puts_the_record_outside_dest(tmp_path, timestamp):
+    """The folder name took the timestamp's first 10 characters: '../../escaped' wrote the
+    record two levels above --dest."""
+    run = fixture_data.write_run(tmp_path / "run", "gpubox", env_update={"timestamp": timestamp})
+    dest = tmp_path / "a" / "b" / "dest"
+    r = record(run, "--dest", dest)
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(dest) == ["nvidia-h100-80gb-hbm3-x4-undated"]
+    assert sorted(os.listdir(tmp_path)) == ["a", "run"] and os.listdir(tmp_path / "a") == ["b"]
+    assert r.stdout == f"recorded {run} in {dest}/nvidia-h100-80gb-hbm3-x4-undated\n"
+
+
+BAD = {
+    "results.csv that does not parse": (lambda d: (d / "results.csv").write_text("schema_version,run_id\n2,x\n"),
+                                        "results.csv: header lacks column"),
+    "empty results.csv": (lambda d: (d / "results.csv").write_text(""), "results.csv: empty file"),
+    "results.csv a folder": (lambda d: (os.remove(d / "results.csv"), os.mkdir(d / "results.csv")),
+                             "no results.csv"),
+    "env.json a list": (lambda d: (d / "env.json").write_text("[1, 2]"),
+                        "env.json: expected a JSON object at the top level"),
+    "env.json gpus of strings": (lambda d: _env(d, gpus=["H100"]),
+                                 'env.json: gpus[0] is a string ("H100"), not an object'),
+    "env.json host a string": (lambda d: _env(d, host="box"),
+                               'env.json: host is a string ("box"), not an object'),
+    "env.json timestamp a number": (lambda d: _env(d, timestamp=20261122),
+                                    "env.json: timestamp is an integer (20261122), not a string"),
+    "env.json dirty a list": (lambda d: _env(d, git={"commit": "abc", "dirty": [1]}),
+                              "env.json: git.dirty is a list ([1]), not true or false"),
+}
+
+
+def _env(folder, **fields):
+    env = json.loads((folder / "env.json").read_text())
+    env.update(fields)
+    (folder / "env.json").write_text(json.dumps(env))
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_folder_the_reports_cannot_read_is_one_line_and_no_record(tmp_path, case):
+    """results.csv was not read at all (a broken one was recorded), and an odd env.json
+    ended in a traceback (AttributeError, TypeError)."""
+    mutate, message = BAD[case]
+    run = Path(fixture_data.write_run(tmp_path / "run", "gpubox"))
+    mutate(run)
+    dest = tmp_path / "dest"
+    r = record(run, "--dest", dest)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("record.py: error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
+    assert not dest.exists()

@@ -4,6 +4,7 @@ Expected values come from fixture_data.THROUGHPUT (median samples/s per row,
 the repetition jitter is symmetric so the median is the listed value).
 """
 
+import json
 import os
 import statistics
 
@@ -87,7 +88,7 @@ def test_skipped_and_failed_are_listed_with_reasons(cpu_run):
     skipped = find_rows(html.split(reason, 1)[1], workload=LIN, backend="cuda", devices="0")
     assert skipped, "skipped cuda row under its reason"
     assert "Skipped (3, by reason)" in html
-    assert "FAILED (1)" in html
+    assert "FAILED (1 configuration(s), 1 repetition(s))" in html
     assert find_rows(html, backend="cpu-ddp", reason="rank 1 exited with signal 9 (Killed)")
     assert "cpu-ddp ×2 (4 thr): failed — rank 1 exited with signal 9 (Killed)" in html
 
@@ -219,3 +220,64 @@ def test_an_ok_row_without_phase_times_renders_them_as_other(tmp_path):
     lin = derive.summarize([load_run(str(folder))]).workloads[0]
     cuda = next(g for g in lin.groups if g.backend == "cuda")
     assert cuda.phases["forward"] == 0.0 and cuda.phases["other"] > 0.0
+
+
+# --- repetitions that failed among measured ones; failures counted, not repeated --------
+
+DP2 = ("cuda-dp", 2, "0,1", 16)
+
+
+def test_a_partly_failed_configuration_is_flagged_not_clean(tmp_path):
+    """Two of cuda-dp ×2's five repetitions failed: its row read '3' reps and ✓, like a
+    clean one, and the FAILED list and the notes named the failure once per repetition."""
+    why = "failed: NCCL watchdog timeout"
+    folder = fx.write_run(tmp_path / "p", "gpubox", failed_reps={(LIN, DP2): {1: why, 3: why}})
+    html = _render(folder)
+    section = html.split(f"<h2>{LIN}</h2>", 1)[1].split("<h2>", 1)[0]
+    (row,) = find_rows(section, backend="cuda-dp ⚠ 2 of 5 reps failed", world_size="2")
+    assert row["reps"] == "3 of 5 ok; 2 failed: NCCL watchdog timeout"
+    assert cell(row, "vs reference").startswith("✓")   # the loss of the three that ran
+    assert '<tr class="partial">' in section
+    assert section.count("NCCL watchdog timeout") == 3  # the reps cell, its badge's title, one note
+    assert "cuda-dp ×2 (GPU 0,1): failed — NCCL watchdog timeout <span class=\"muted\">(2 of 5 " \
+           "repetitions)</span>" in section
+    assert "FAILED (1 configuration(s), 2 repetition(s))" in html
+    (failed,) = find_rows(html, backend="cuda-dp", reason="NCCL watchdog timeout")
+    assert failed["repetitions failed"] == "2 of 5"
+
+
+def test_a_configuration_failing_alike_in_every_repetition_is_one_entry(tmp_path):
+    why = {r: "failed: rank 2 exited with signal 9 (Killed)" for r in range(5)}
+    folder = fx.write_run(tmp_path / "f", "gpubox", failed_reps={(LIN, DP2): why})
+    html = _render(folder)
+    assert "FAILED (1 configuration(s), 5 repetition(s))" in html
+    rows = find_rows(html, backend="cuda-dp", reason="rank 2 exited with signal 9 (Killed)")
+    assert [r["repetitions failed"] for r in rows] == ["5 of 5"]
+    assert html.count("cuda-dp ×2 (GPU 0,1): failed — rank 2 exited with signal 9 (Killed) "
+                      '<span class="muted">(5 repetitions)</span>') == 1
+    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    (entry,) = doc["failed"]["by_reason"]
+    assert entry["count"] == 5 and len(entry["configurations"]) == 1
+    assert entry["configurations"][0]["repetitions_failed"] == 5
+    (lin,) = [w for w in doc["workloads"] if w["workload"] == LIN]
+    assert [c["label"] for c in lin["failed_configurations"]] == ["cuda-dp ×2 (GPU 0,1)"]
+
+
+def test_a_failed_row_with_only_its_required_cells_is_listed(tmp_path):
+    """A failed row needs only its run, workload, backend and status: its empty world size
+    and threads must not break the labels, the ordering or the plots that now show it."""
+    from load import ALWAYS_REQUIRED
+    rows, curves = fx.build_rows("cpubox")
+    for r in rows:
+        if r["status"].startswith("failed"):
+            r.update({k: "" for k in r if k not in ALWAYS_REQUIRED})
+    folder = tmp_path / "sparse"
+    folder.mkdir()
+    fx.write_csv(folder / "results.csv", fx.RESULT_COLUMNS, rows)
+    fx.write_csv(folder / "curves.csv", fx.CURVE_COLUMNS, curves)
+    (folder / "env.json").write_text(json.dumps(fx.env_for("cpubox")), encoding="utf-8")
+    html = _render(folder)
+    (row,) = find_rows(html, backend="cpu-ddp", reason="rank 1 exited with signal 9 (Killed)")
+    assert (row["world size"], row["threads"], row["repetitions failed"]) == ("–", "–", "1 of 1")
+    assert "cpu-ddp: failed — rank 1 exited with signal 9 (Killed)" in html

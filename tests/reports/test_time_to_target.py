@@ -29,8 +29,8 @@ REACHED = {C8: [(0.5, 2), (0.7, 3), (0.6, 2), (0.55, 2), (0.65, 3)],
            C4: [(1.0, 3), None, (1.2, 4), None, (1.1, 3)]}
 
 
-def _target_run(folder):
-    rows, curves = fx.build_rows("cpubox")
+def _target_run(folder, **kw):
+    rows, curves = fx.build_rows("cpubox", **kw)
     for r in rows:
         if r["workload"] != L:
             continue
@@ -104,3 +104,26 @@ def test_figures_for_summary_json(tmp_path):
     assert by["cpu-omp (4 thr)"]["median_time_to_target_s"] == pytest.approx(1.1)
     assert by["cpu-omp (4 thr)"]["reached"] == 3 and by["cpu-omp (4 thr)"]["repetitions"] == 5
     assert by["reference (1 thr)"]["median_time_to_target_s"] is None
+
+
+def test_failed_configurations_are_shown_failed_in_the_table_and_the_plot(tmp_path, monkeypatch):
+    """cpu-ddp ×2 failed in every repetition and cpu-omp (4 thr) in one: the first
+    vanished from the section, the second read "3 of 5" like a clean one."""
+    ddp2 = (L, ("cpu-ddp", 2, "cpu", 4))
+    why = "failed: rank 1 exited with signal 9 (Killed)"
+    folder = _target_run(tmp_path / "t", failed_reps={ddp2: {r: why for r in range(5)},
+                                                       (L, C4): {1: why}})
+    figures = []
+    real = time_to_target.figure
+    monkeypatch.setattr(time_to_target, "figure", lambda es: figures.append(real(es)) or figures[-1])
+    assert render.main([folder]) == 0
+    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
+        section = f.read().split('<section id="time-to-target">', 1)[1].split("</section>", 1)[0]
+    rows = {r["configuration"]: r for t in tables(section) for r in t}
+    assert rows["cpu-ddp ×2 (4 thr)"]["reached"] == "failed: rank 1 exited with signal 9 (Killed)"
+    assert rows["cpu-ddp ×2 (4 thr)"]["time to target (s)"] == "–"
+    # Repetition 1 was one that did not reach the target: 3 of the 4 measured did.
+    assert rows["cpu-omp (4 thr)"]["reached"] == "3 of 4 (1 failed: rank 1 exited with signal 9 (Killed))"
+    (ax,) = figures[0].get_axes()
+    assert [t.get_text() for t in ax.get_yticklabels()][-1] == f"{L}: cpu-ddp ×2 (4 thr) (loss ≤ 0.02)"
+    assert [t.get_text() for t in ax.texts] == ["✗ failed: rank 1 exited with signal 9 (Killed)"]

@@ -186,3 +186,38 @@ def test_merged_runs_keep_a_line_per_machine(tmp_path, monkeypatch):
         section = _weak_section(f.read())
     machines = [r["machine"] for t in tables(section) for r in t]
     assert machines == ["cpubox", "cpubox", "gpubox", "gpubox", "gpubox"]
+
+
+KILLED = {r: "failed: rank 3 exited with signal 9 (Killed)" for r in range(5)}
+X4 = (f"{STEM}-x4", ("cuda-ddp", 4, "0,1,2,3", 16))
+
+
+def test_a_member_that_failed_keeps_its_row_and_its_mark(tmp_path, monkeypatch):
+    """cuda-ddp at N=4 failed: its row and its point vanished, so the family read as
+    measured up to N=2 only."""
+    import plots
+    fx.add_weak_family(monkeypatch, "gpubox", STEM, DDP)
+    run = fx.write_run(tmp_path / "f", "gpubox", failed_reps={X4: KILLED})
+    fam = fx.summarize(run).weak[0]
+    assert [(g.backend, g.weak_n) for g in fam.failed] == [("cuda-ddp", 4)]
+    figures = []
+    real_png = plots._png
+    monkeypatch.setattr(plots, "_png", lambda fig: (figures.append(fig), real_png(fig))[1])
+    section = _weak_section(fx.render_html(run))
+    r = _weak_rows(section)[("cuda-ddp", 4)]
+    assert cell(r, "samples/s (median)") == "failed: rank 3 exited with signal 9 (Killed)"
+    assert cell(r, "per-rank batch") == "1024" and cell(r, "weak-scaling efficiency") == "–"
+    assert [cell(x, "weak-scaling efficiency") for k, x in _weak_rows(section).items()
+            if k[1] < 4] == ["100.0%", "95.0%"]
+    (ax,) = next(f for f in figures if "weak-scaling efficiency" in f.get_axes()[0].get_title()).get_axes()
+    assert [t.get_text() for t in ax.texts] == ["cuda-ddp N=4 failed"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4"]
+
+
+def test_a_base_that_failed_is_named_not_missing(tmp_path, monkeypatch):
+    fx.add_weak_family(monkeypatch, "gpubox", STEM, DDP)
+    x1 = (f"{STEM}-x1", ("cuda-ddp", 1, "0", 16))
+    run = fx.write_run(tmp_path / "f", "gpubox", failed_reps={x1: KILLED})
+    fam = fx.summarize(run).weak[0]
+    assert fam.notes == [f"cuda-ddp: its base cuda-ddp (GPU 0) in {STEM}-x1 failed: rank 3 exited "
+                         "with signal 9 (Killed), efficiency not computed"]
