@@ -3,6 +3,7 @@
 // the flag and the allowed values (UsageError -> exit code 2 in main()).
 #include "harness/cli.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -288,6 +289,9 @@ int hardware_threads() {
 }
 
 void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, RunFlags* flags) {
+  // No flag is repeatable: a second value silently replacing the first hid typos such as
+  // `--lr 0.1 ... --lr 0.2`. (A suite entry still overrides its defaults: another call.)
+  std::vector<std::string> given;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i], value;
     bool has_inline = false;
@@ -296,12 +300,17 @@ void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, Run
       name = name.substr(0, eq);
       has_inline = true;
     }
+    const std::string spelled = name;  // --backends is --backend on suite lines
     if (allow_lists && name == "--backends") name = "--backend";
     const FlagDef* def = nullptr;
     for (const FlagDef& d : flag_table()) {
       if (name == d.name) def = &d;
     }
     if (!def) throw UsageError("unknown flag '" + args[i] + "' (see `trainbench run --help`)");
+    if (std::find(given.begin(), given.end(), name) != given.end()) {
+      throw UsageError(spelled + " given twice (each flag may be given once; see `trainbench run --help`)");
+    }
+    given.push_back(name);
     if (def->hint) {
       if (!has_inline) {
         if (i + 1 >= args.size()) throw UsageError(name + ": missing value (" + def->hint + ")");

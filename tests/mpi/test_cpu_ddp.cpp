@@ -156,9 +156,10 @@ class CpuDdpFault : public ::testing::TestWithParam<std::string> {};
 TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinSecondsOfTheFault) {
   const std::string out = tmp("fault-" + GetParam() + ".csv");
   // setup fails before any step: only an abort, not the watchdog (60 s here), ends it in time.
-  const std::string deadline = GetParam() == "setup" ? " --comm-timeout 60" : " --comm-timeout 3";
+  const std::string workload =
+      tb::test::with_flags(kWorkload, GetParam() == "setup" ? "--comm-timeout 60" : "--comm-timeout 3");
   const Result r = sh("TB_FAULT=rank=1,step=3,kind=" + GetParam() + " timeout 100 " + mpirun(2) + TB_TRAINBENCH_EXE +
-                      " run --backend cpu-ddp" + kWorkload + deadline + " --out " + out);
+                      " run --backend cpu-ddp" + workload + " --out " + out);
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.code, 124) << "hang guard: the job ran 100 s\n" << r.out;
   const double after = tb::test::seconds_after_fault(r);
