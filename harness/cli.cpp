@@ -159,12 +159,16 @@ const std::vector<FlagDef>& flag_table() {
          f->config.data = d;
        }},
       {"--target", "COLUMN", "csv: name of the target column (default: the last column)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.data.target = v; }},
+       [](const std::string& v, bool, RunFlags* f) {
+         f->config.data.target = v;
+         f->target_given = true;
+       }},
       {"--task", "regression|classification", "csv: what the target column is (default regression)",
        [](const std::string& v, bool, RunFlags* f) {
          if (v == "regression") f->config.data.task = Task::kRegression;
          else if (v == "classification") f->config.data.task = Task::kClassification;
          else bad("--task", v, "allowed: regression, classification");
+         f->task_given = true;
        }},
       {"--noise", "X", "synthetic regression label noise std dev in [0, 1e6] (default 0.1)",
        [](const std::string& v, bool, RunFlags* f) {
@@ -172,6 +176,7 @@ const std::vector<FlagDef>& flag_table() {
          const double x = parse_positive("--noise", v, true);
          if (x > kMaxNoise) bad("--noise", v, "expected a number in [0, 1e6]");
          f->config.data.noise = static_cast<float>(x);
+         f->noise_given = true;
        }},
       {"--shuffle", nullptr, "seeded per-epoch shuffle, identical for every backend",
        [](const std::string&, bool, RunFlags* f) { f->config.shuffle = true; }},
@@ -350,6 +355,21 @@ void validate_run_flags(RunFlags* f) {
   DatasetSpec& d = c.data;
   if (d.kind == "synthetic") {
     d.kind = c.model.kind == ModelKind::kLinear ? "synthetic-regression" : "synthetic-classification";
+  }
+  // A dataset flag that does not apply to the data is bad input, not silently ignored.
+  if (f->task_given && d.kind != "csv") {
+    throw UsageError("--task: applies to csv datasets only (" + d.kind +
+                     (d.kind == "idx" ? " data is classification, by its labels file)"
+                                      : " data has its task: pick synthetic-regression or synthetic-classification)"));
+  }
+  if (f->target_given && d.kind != "csv") {
+    throw UsageError("--target: applies to csv datasets only (it names a column of the file; this run's data is " +
+                     d.kind + ")");
+  }
+  if (f->noise_given && d.kind != "synthetic-regression") {
+    const bool labels = d.kind == "synthetic-classification";
+    throw UsageError("--noise: applies to synthetic regression data only (this run's data is " + d.kind +
+                     (labels ? ", whose labels carry no noise)" : ", read from its file)"));
   }
   if (d.kind == "synthetic-regression" || d.kind == "synthetic-classification") {
     d.task = d.kind == "synthetic-regression" ? Task::kRegression : Task::kClassification;

@@ -118,6 +118,26 @@ TEST(Cli, AFlagGivenTwiceIsRefusedNamingIt) {
   }
 }
 
+// Dataset flags that do not apply to the data were ignored in silence.
+TEST(Cli, ADatasetFlagThatDoesNotApplyIsRefusedSayingWhy) {
+  expect_usage_error({"--task", "classification"}, "--task: applies to csv datasets only (synthetic-regression");
+  expect_usage_error({"--dataset", "synthetic-classification", "--layers", "8,3", "--task", "regression"},
+                     "--task: applies to csv datasets only");
+  expect_usage_error({"--dataset", "idx:a,b", "--layers", "784,10", "--task", "regression"},
+                     "(idx data is classification");
+  expect_usage_error({"--target", "y"}, "--target: applies to csv datasets only");
+  expect_usage_error({"--dataset", "idx:a,b", "--layers", "784,10", "--target", "y"}, "--target: applies to csv");
+  expect_usage_error({"--dataset", "csv:x.csv", "--noise", "0.5"},
+                     "--noise: applies to synthetic regression data only (this run's data is csv");
+  expect_usage_error({"--model", "mlp", "--noise", "0.5"}, "synthetic-classification, whose labels carry no noise");
+  // Where they apply, they are taken.
+  EXPECT_FLOAT_EQ(parse({"--noise", "0.5"}).config.data.noise, 0.5f);
+  const RunFlags csv =
+      parse({"--dataset", "csv:x.csv", "--layers", "3,4", "--task", "classification", "--target", "y"});
+  EXPECT_EQ(csv.config.data.task, Task::kClassification);
+  EXPECT_EQ(csv.config.data.target, "y");
+}
+
 TEST(Suite, ParsesDefaultsAndExpandsBackendsAndThreads) {
   const std::string p = std::string(TB_TEST_TMPDIR) + "/s1.suite";
   std::ofstream(p) << "# comment line\n"
