@@ -337,7 +337,9 @@ int main(int argc, char** argv) {
     } else if (args[0] == "schema") {
       code = cmd_schema(rest);
     } else if (args[0] == "version" || args[0] == "--version") {
-      std::printf("trainbench %s\n", TB_VERSION_STRING);
+      if (no_flags(rest, "usage: trainbench version\n\nPrints the version.\n")) {
+        std::printf("trainbench %s\n", TB_VERSION_STRING);
+      }
     } else {
       return fail(kExitBadInput, "unknown command '" + args[0] +
                                      "' (allowed: run, suite, export, backends, devices, launcher, schema, version)");

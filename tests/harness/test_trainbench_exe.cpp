@@ -209,6 +209,22 @@ TEST(TrainbenchExe, EveryCommandHasHelpAndRejectsStrayArguments) {
   EXPECT_EQ(run("backends extra").code, 2);
   EXPECT_EQ(run("devices --bogus").code, 2);
   EXPECT_EQ(run("suite").code, 2);
+  // Stray arguments after version were ignored (exit 0).
+  for (const char* stray : {"version --x", "version extra", "--version --x"}) {
+    const Result r = run(stray);
+    EXPECT_EQ(r.code, 2) << stray << ": " << r.out;
+    EXPECT_NE(r.out.find("unknown argument"), std::string::npos) << stray << ": " << r.out;
+    EXPECT_EQ(r.out.find("trainbench 0"), std::string::npos) << stray << ": " << r.out;
+  }
+  EXPECT_EQ(run("version").code, 0);
+  EXPECT_EQ(run("version --help").code, 0);
+  // A folder given for the suite file said "no entries"; say what it is (and write nothing).
+  const std::string dir = tmp("a-folder"), out = tmp("a-folder-run");
+  fs::create_directories(dir);
+  const Result r = run("suite " + dir + " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir + ": is a directory (expected a .suite file"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
