@@ -113,6 +113,9 @@ const char* parallelism_name(Parallelism p);   // "none" | "dp" | "ddp" | "shm"
 // ASYNC_LOSS_RTOL is the same): README "Hogwild!" says why 5%.
 inline constexpr double kAsyncLossRelTol = 0.05;
 
+// What the oracle computes in whatever --precision says: its rows' precision cell.
+inline constexpr const char* kOraclePrecision = "fp64";
+
 struct BackendTraits {
   DeviceKind device = DeviceKind::kCpu;
   Parallelism parallelism = Parallelism::kNone;

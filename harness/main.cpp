@@ -193,7 +193,9 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   const std::string short_of = host_memory_shortfall(c, job.size(), 1);
   if (!job.all_ok(short_of.empty())) {
     const std::string why = "failed: " + (short_of.empty() ? "another rank is out of host memory" : short_of);
-    if (job.root()) ResultFiles(out, "").add(status_row(c, id, why), {});
+    RunConfig asked = c;
+    if (job.multi_rank()) asked.world_size = job.size();  // under mpirun, -np decides (as for rows that ran)
+    if (job.root()) ResultFiles(out, "").add(status_row(asked, id, why), {});
     std::fprintf(stderr, "trainbench: %s\n", why.c_str());
     return kExitRunFailed;
   }

@@ -52,9 +52,14 @@ ResultRow base_row(const RunConfig& c, const RunIdentity& id) {
 
 ResultRow status_row(const RunConfig& c, const RunIdentity& id, const std::string& status) {
   ResultRow r = base_row(c, id);
-  // A row that never ran on a GPU names none (not "cpu").
-  if (const Backend* b = find_backend(c.backend); b && b->traits().device == DeviceKind::kGpu) r.devices = "";
-  r.dataset_desc = c.data.kind;
+  if (const Backend* b = find_backend(c.backend)) {
+    // A row that never ran on a GPU names none (not "cpu").
+    if (b->traits().device == DeviceKind::kGpu) r.devices = "";
+    // The descriptive cells as the rows that ran have them, so that reports group the
+    // failed row with its configuration (the oracle is float64 whatever --precision says).
+    if (b->traits().oracle) r.precision = kOraclePrecision;
+  }
+  r.dataset_desc = dataset_description(c.data);
   r.status = one_line(status);
   return r;
 }
@@ -87,12 +92,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     if (job.root()) sink.add(row, curve);
     out.rows.push_back(row);
   };
-  // A skipped or failed row describes the dataset as the ok rows do (a CSV configuration cell).
-  const auto status_of = [&](const std::string& status) {
-    ResultRow r = status_row(c, id, status);
-    r.dataset_desc = data.description;
-    return r;
-  };
+  const auto status_of = [&](const std::string& status) { return status_row(c, id, status); };
   // Decided before anything is allocated, the same on every rank.
   if (const std::string why = backend->unsupported(c); !why.empty()) {
     emit(status_of("skipped: " + why), {});

@@ -416,7 +416,6 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     RunOutcome o;
     const auto status_only = [&](const std::string& status) {
       o.rows.push_back(status_row(c, id, status));
-      if (data) o.rows.back().dataset_desc = data->description;
       o.failed = status.rfind("failed", 0) == 0;
       files.add(o.rows.back(), {});
     };

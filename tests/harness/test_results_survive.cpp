@@ -24,6 +24,7 @@
 
 #include "harness/csv_writer.h"
 #include "harness/result_row.h"
+#include "tests/csv_rows.h"
 #include "tests/shell.h"
 
 extern char** environ;
@@ -321,6 +322,27 @@ TEST(HostMemory, ASizeThatCannotFitIsAFailedRowWithTheNumbers) {
   EXPECT_EQ(whole_rows(out), 1u);
   EXPECT_NE(slurp(out).find("failed: out of host memory (needs ~"), std::string::npos) << slurp(out);
   EXPECT_NE(slurp(out).find(" MiB, available "), std::string::npos) << slurp(out);
+}
+
+// A failed row's descriptive cells are those of the configuration's rows that ran: the
+// float64 reference's said fp32, and the dataset lacked its seed and noise.
+TEST(HostMemory, AFailedRowDescribesItsConfigurationAsTheRowsThatRan) {
+  const std::string out = tmp("mem-ref.csv");
+  const std::string ref = "run --backend reference --model linear --layers 1000,1 --batch 100 --epochs 1 --warmup 0 "
+                          "--reps 1 --out " + out;
+  ShellResult r = run(ref + " --samples 60000000");  // 240 GB of data
+  EXPECT_EQ(r.code, 1) << r.out;
+  r = run(ref + " --samples 200");
+  EXPECT_EQ(r.code, 0) << r.out;
+  const auto rows = tb::test::csv_rows(out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("status").rfind("failed: out of host memory (needs ~", 0), 0u) << rows[0].at("status");
+  EXPECT_EQ(rows[1].at("status"), "ok");
+  for (const char* cell : {"precision", "dataset", "task", "devices", "world_size", "threads", "oracle"}) {
+    EXPECT_EQ(rows[0].at(cell), rows[1].at(cell)) << cell;
+  }
+  EXPECT_EQ(rows[0].at("precision"), "fp64");
+  EXPECT_EQ(rows[0].at("dataset"), "synthetic-regression(seed=1,noise=0.1)");
 }
 
 TEST(Launch, ASingleProcessBackendStartedAsSeveralRanksIsRefused) {
