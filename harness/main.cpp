@@ -29,7 +29,6 @@
 #include "harness/rank_data.h"
 #include "harness/runner.h"
 #include "harness/exit_codes.h"
-#include "harness/host_memory.h"
 #include "harness/interrupt.h"
 #include "harness/job.h"
 #include "harness/result_files.h"
@@ -190,9 +189,7 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   const RunIdentity id = make_run_identity();
   std::unique_ptr<ResultFiles> files;  // rank 0 writes
   // Too large for this host: a failed row before any data is made (every rank agrees).
-  const std::string short_of = host_memory_shortfall(c, job.size(), 1);
-  if (!job.all_ok(short_of.empty())) {
-    const std::string why = "failed: " + (short_of.empty() ? "another rank is out of host memory" : short_of);
+  if (const std::string why = host_memory_status(c, job); !why.empty()) {
     RunConfig asked = c;
     if (job.multi_rank()) asked.world_size = job.size();  // under mpirun, -np decides (as for rows that ran)
     if (job.root()) ResultFiles(out, "").add(status_row(asked, id, why), {});

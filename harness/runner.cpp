@@ -11,6 +11,7 @@
 #include "harness/disturbance.h"
 #include "harness/gpu_telemetry.h"
 #include "harness/host_info.h"
+#include "harness/host_memory.h"
 #include "harness/interrupt.h"
 #include "harness/params_file.h"
 #include "harness/rank_data.h"
@@ -62,6 +63,12 @@ ResultRow status_row(const RunConfig& c, const RunIdentity& id, const std::strin
   r.dataset_desc = dataset_description(c.data);
   r.status = one_line(status);
   return r;
+}
+
+std::string host_memory_status(const RunConfig& c, Job& job) {
+  const std::string short_of = host_memory_shortfall(c, job.size(), 1);
+  if (job.all_ok(short_of.empty())) return "";
+  return "failed: " + (short_of.empty() ? "another rank is out of host memory" : short_of);
 }
 
 std::string check_data_fits(const RunConfig& c, const Dataset& data) {

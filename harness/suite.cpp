@@ -28,6 +28,7 @@
 #include "harness/result_schema.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
+#include "harness/host_memory.h"
 #include "harness/interrupt.h"
 #include "harness/mpi_launch.h"
 #include "harness/runner.h"
@@ -306,6 +307,13 @@ int run_suite_worker(const std::vector<std::string>& a) {
   RunIdentity id = make_run_identity();
   id.run_id = a[2];
   id.timestamp = a[3];
+  // As `run` checks each rank (the suite checked this host; a launcher may place ranks elsewhere).
+  if (const std::string why = host_memory_status(c, job); !why.empty()) {
+    RunConfig asked = c;
+    asked.world_size = job.size();
+    if (job.root()) ResultFiles(a[4] + "/results.csv", a[4] + "/curves.csv").add(status_row(asked, id, why), {});
+    return kExitRunFailed;
+  }
   const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
   // Every node's host record, for the suite's env.json (one JSON object per line).
@@ -396,7 +404,40 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
                             std::to_string(c.data.n) + "|" + std::to_string(c.data.d) + "|" +
                             std::to_string(c.data.o) + "|" + std::to_string(c.data.seed) + "|" +
                             std::to_string(c.data.noise);
-    if (key != cached_key) {
+    std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
+                 c.threads);
+    // "[k/N]" before every progress line, and the rest of the suite at the mean pace so far.
+    const double per_config = i > 0 ? suite_clock.seconds() / static_cast<double>(i) : -1;
+    progress.set_context("[" + std::to_string(i + 1) + "/" + std::to_string(configs.size()) + "] ",
+                         per_config < 0 ? -1 : per_config * static_cast<double>(configs.size() - i - 1));
+    const Backend* backend = find_backend(c.backend);
+    const bool multi = backend->traits().multi_process();
+    RunOutcome o;
+    const auto status_only = [&](const std::string& status) {
+      o.rows.push_back(status_row(c, id, status));
+      o.failed = status.rfind("failed", 0) == 0;
+      files.add(o.rows.back(), {});
+    };
+    // Decided before any data is made: what the backend cannot take, then whether the
+    // configuration fits in this host's memory as `run` checks it (harness/host_memory.h),
+    // for every rank the suite starts here or for this process.
+    std::string skip = backend->unsupported(c);
+    if (skip.empty()) skip = gpus_short_for(c);
+    std::string short_of;
+    if (skip.empty()) {
+      if (multi) {  // the ranks make their own data: this process's copy goes first
+        data.reset();
+        cached_key.clear();
+      }
+      const int world = multi ? c.world_size : 1, here = multi && launch_is_single_node() ? c.world_size : 1;
+      short_of = host_memory_shortfall(c, world, here);
+      if (!short_of.empty() && data) {  // the dataset an earlier configuration left here is memory too
+        data.reset();
+        cached_key.clear();
+        short_of = host_memory_shortfall(c, world, here);
+      }
+    }
+    if (skip.empty() && short_of.empty() && !multi && key != cached_key) {
       cached_key = key;
       data.reset();
       data_error.clear();
@@ -406,37 +447,21 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
         data_error = e.what();
       }
     }
-    std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
-                 c.threads);
-    // "[k/N]" before every progress line, and the rest of the suite at the mean pace so far.
-    const double per_config = i > 0 ? suite_clock.seconds() / static_cast<double>(i) : -1;
-    progress.set_context("[" + std::to_string(i + 1) + "/" + std::to_string(configs.size()) + "] ",
-                         per_config < 0 ? -1 : per_config * static_cast<double>(configs.size() - i - 1));
-    const Backend* backend = find_backend(c.backend);
-    RunOutcome o;
-    const auto status_only = [&](const std::string& status) {
-      o.rows.push_back(status_row(c, id, status));
-      o.failed = status.rfind("failed", 0) == 0;
-      files.add(o.rows.back(), {});
-    };
-    const std::string misfit = data ? check_data_fits(c, *data) : "";
-    std::string skip = backend->unsupported(c);
-    if (skip.empty()) skip = gpus_short_for(c);
     if (!skip.empty()) {
       status_only("skipped: " + skip);
-    } else if (!data) {
-      status_only("failed: " + data_error);
-    } else if (!misfit.empty()) {
-      status_only("failed: " + misfit);
-    } else if (backend->traits().multi_process()) {
-      // The ranks make their own rows: free this process's copy while they run.
-      data.reset();
-      cached_key.clear();
+    } else if (!short_of.empty()) {
+      status_only("failed: " + short_of);
+    } else if (multi) {
+      // Each rank loads and checks its data (the suite checked file datasets before it began).
       const size_t known = hosts.size();
       o = run_multi_process(path, i, c, id, out_dir, files, progress, &hosts);
       if (hosts.size() != known) {
         write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
       }
+    } else if (!data) {
+      status_only("failed: " + data_error);
+    } else if (const std::string misfit = check_data_fits(c, *data); !misfit.empty()) {
+      status_only("failed: " + misfit);
     } else {
       try {
         o = run_configuration(c, *data, job, id, progress, sink);

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/backend.h"
 #include "harness/csv_writer.h"
 #include "harness/result_row.h"
 #include "tests/csv_rows.h"
@@ -322,6 +323,48 @@ TEST(HostMemory, ASizeThatCannotFitIsAFailedRowWithTheNumbers) {
   EXPECT_EQ(whole_rows(out), 1u);
   EXPECT_NE(slurp(out).find("failed: out of host memory (needs ~"), std::string::npos) << slurp(out);
   EXPECT_NE(slurp(out).find(" MiB, available "), std::string::npos) << slurp(out);
+}
+
+// A suite checks every configuration as `run` does, before making its data: a failed row
+// with the numbers (it was `failed: std::bad_alloc`, or the kernel's OOM killer), and the
+// suite goes on; a multi-process entry counts every rank the suite starts on this host.
+TEST(HostMemory, ASuiteEntryThatCannotFitIsAFailedRowWithTheNumbersAndTheSuiteGoesOn) {
+  const std::string suite = tmp("mem.suite"), dir = tmp("mem-suite");
+  // 1000 x 60M floats: 240 GB of data.
+  std::ofstream(suite) << "big: --model linear --layers 1000,1 --samples 60000000 --batch 100 --epochs 1 --warmup 0 "
+                          "--reps 1 --backends reference,cpu-omp,cpu-ddp --world-sizes 2 --threads 1\n"
+                          "small: --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --warmup 0 --reps 1 "
+                          "--backends cpu-omp --threads 1\n";
+  const ShellResult r = run("suite " + suite + " --no-ceilings --out " + dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto rows = tb::test::csv_rows(dir + "/results.csv");
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  const tb::Backend* ddp = tb::find_backend("cpu-ddp");
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string& status = rows[i].at("status");
+    if (rows[i].at("backend") == "cpu-ddp" && !ddp->availability().ok) {
+      EXPECT_EQ(status.rfind("skipped: ", 0), 0u) << status;  // built without MPI
+      continue;
+    }
+    EXPECT_EQ(status.rfind("failed: out of host memory (needs ~", 0), 0u) << rows[i].at("backend") << ": " << status;
+    EXPECT_NE(status.find(" MiB, available "), std::string::npos) << status;
+  }
+  EXPECT_EQ(rows[2].at("world_size"), "2");
+  EXPECT_EQ(rows[3].at("workload"), "small");
+  EXPECT_EQ(rows[3].at("status"), "ok");
+  EXPECT_FALSE(fs::exists(dir + "/.worker-2")) << "no job launched for a configuration that cannot fit";
+}
+
+// export makes the whole dataset too: the same check, exit 1, nothing written.
+TEST(HostMemory, AnExportThatCannotFitSaysSoAndWritesNothing) {
+  const std::string dir = tmp("mem-export");
+  const ShellResult r = run("export --model linear --layers 1000,1 --samples 60000000 --batch 100 --out " + dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("export: out of host memory (needs ~"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+  for (const auto& e : fs::directory_iterator(TB_TEST_TMPDIR)) {
+    EXPECT_EQ(e.path().filename().string().rfind(".mem-export.tmp-", 0), std::string::npos) << e.path();
+  }
 }
 
 // A failed row's descriptive cells are those of the configuration's rows that ran: the
