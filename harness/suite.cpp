@@ -288,11 +288,16 @@ class OutDirLock {
   int fd_ = -1;
 };
 
-// Rows and curves of one configuration go to the suite's files as they are made.
+// Rows and curves of one configuration go to the suite's files as they are made; `rows`
+// keeps what was written, which an interrupted configuration returns no outcome for.
 struct SuiteSink final : RowSink {
   explicit SuiteSink(ResultFiles& f) : files(f) {}
-  void add(const ResultRow& row, const std::vector<CurvePoint>& curve) override { files.add(row, curve); }
+  void add(const ResultRow& row, const std::vector<CurvePoint>& curve) override {
+    files.add(row, curve);
+    rows.push_back(row);
+  }
   ResultFiles& files;
+  std::vector<ResultRow> rows;
 };
 
 }  // namespace
@@ -387,6 +392,19 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     log_warned = true;
   };
 
+  // log.txt lists every row results.csv got, as it got them; a row that did not run
+  // gives its status (it has no samples/s or loss).
+  const auto log_rows = [&](const RunConfig& c, const std::vector<ResultRow>& rows) {
+    for (const ResultRow& r : rows) {
+      std::fprintf(log, "  rep %lld: %s", static_cast<long long>(r.repetition), r.status.c_str());
+      if (r.has_metrics) std::fprintf(log, " samples/s=%.4g final_loss=%.6g", r.samples_per_s, r.final_loss);
+      std::fprintf(log, "\n");
+      if (r.status.rfind("failed", 0) == 0) {
+        std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());
+      }
+    }
+  };
+
   Progress progress(Progress::auto_enabled());
   Stopwatch suite_clock;
   Job job;  // the suite process itself is rank 0 of 1; multi-process entries run in their own job
@@ -463,12 +481,19 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     } else if (const std::string misfit = check_data_fits(c, *data); !misfit.empty()) {
       status_only("failed: " + misfit);
     } else {
+      sink.rows.clear();
       try {
         o = run_configuration(c, *data, job, id, progress, sink);
       } catch (const Interrupted& e) {
         stopped_by = e.signal();
+        o.rows = sink.rows;  // the repetitions that finished before the signal are in results.csv
+      } catch (const OutputError&) {
+        log_rows(c, sink.rows);  // results.csv keeps them: so does the log, as far as it can
+        flush_log();
+        throw;
       }
     }
+    log_rows(c, o.rows);
     if (!stopped_by) stopped_by = interrupt_signal();
     if (stopped_by) {
       std::fprintf(log, "interrupted by %s during configuration %zu of %zu (%s %s): the rows of finished "
@@ -477,11 +502,6 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       std::fprintf(stderr, "trainbench: interrupted by %s during configuration %zu of %zu; rows written so far "
                    "are kept in %s/results.csv\n",
                    signal_name(stopped_by).c_str(), i + 1, configs.size(), out_dir.c_str());
-    }
-    for (const ResultRow& r : o.rows) {
-      std::fprintf(log, "  rep %lld: %s samples/s=%.4g final_loss=%.6g\n", static_cast<long long>(r.repetition),
-                   r.status.c_str(), r.samples_per_s, r.final_loss);
-      if (r.status.rfind("failed", 0) == 0) std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());
     }
     flush_log();
     any_failed |= o.failed;

@@ -175,6 +175,36 @@ TEST(SuiteSignals, SigtermEndsTheSuiteAndItsMpiJobAndKeepsTheRows) {
       << slurp(dir + "/log.txt");
 }
 
+// log.txt agrees with results.csv: each row in order, one that did not run with its
+// reason (it said "samples/s=0 final_loss=0"), and the finished repetitions of the
+// configuration a signal interrupted (they were missing).
+TEST(SuiteSignals, LogTxtListsEveryRowOfResultsCsvAlsoWhenInterrupted) {
+  const std::string dir = tmp("log-rows"), suite = tmp("log-rows.suite");
+  std::string slow;
+  for (const std::string& w : kLongRun) slow += " " + w;
+  std::ofstream(suite) << "big: --model linear --layers 1000,1 --samples 60000000 --batch 100 --epochs 1 --warmup 0 "
+                          "--reps 1 --backends cpu-omp --threads 1\n"
+                       << "slow:" << slow << " --backends cpu-omp\n";
+  Child c({"suite", suite, "--no-ceilings", "--out", dir}, dir + ".log");
+  ASSERT_TRUE(wait_for_rows(dir + "/results.csv", 4)) << slurp(dir + ".log");
+  ::kill(c.pid, SIGINT);
+  EXPECT_EQ(c.wait_for(60), 130) << slurp(dir + ".log");
+  const auto rows = tb::test::csv_rows(dir + "/results.csv");
+  ASSERT_GE(rows.size(), 4u);
+  std::vector<std::string> logged;
+  std::istringstream log(slurp(dir + "/log.txt"));
+  for (std::string line; std::getline(log, line);) {
+    if (line.rfind("  rep ", 0) == 0) logged.push_back(line);
+  }
+  ASSERT_EQ(logged.size(), rows.size()) << slurp(dir + "/log.txt");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string& status = rows[i].at("status");
+    EXPECT_EQ(logged[i].rfind("  rep " + rows[i].at("repetition") + ": " + status, 0), 0u) << logged[i];
+    EXPECT_EQ(logged[i].find("samples/s=") != std::string::npos, status == "ok") << logged[i];
+  }
+  EXPECT_EQ(rows[0].at("status").rfind("failed: out of host memory", 0), 0u);
+}
+
 // A file size limit (as a full disk): the failed row is cut off, one line, exit 74.
 TEST(FullDisk, AFailedAppendLeavesTheFileAtItsLastWholeRowAndExits74) {
   const std::string out = tmp("fsize.csv");
