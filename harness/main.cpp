@@ -206,7 +206,12 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
     // The machine's ceilings (harness/ceilings.h) before anything is timed; the other
     // ranks of a multi-process run would share the cores, so not there.
     const std::string ceilings = ceilings_json(ceilings_off, id.host);
-    write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts, ceilings));
+    try {
+      write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts, ceilings));
+    } catch (...) {
+      files->discard_if_new();  // a full disk at start: no header-only CSV left behind
+      throw;
+    }
   }
   // Each row is written as its repetition ends; with --out, one line each on stdout.
   struct Echo final : RowSink {

@@ -363,7 +363,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   const RunIdentity id = make_run_identity();
   if (out_dir.empty()) out_dir = "results/" + id.run_id;
   std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
+  const bool made_dir = std::filesystem::create_directories(out_dir, ec);
   if (ec || !std::filesystem::is_directory(out_dir)) {
     throw CsvError("--out: cannot create directory '" + out_dir + "': " + ec.message());
   }
@@ -372,13 +372,31 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     throw UsageError("--out: '" + out_dir + "' already holds the results of another run; choose a new folder "
                      "(a run is one folder: its env.json describes every row)");
   }
-  ResultFiles files(out_dir + "/results.csv", out_dir + "/curves.csv");
+  std::unique_ptr<ResultFiles> made;
   std::vector<std::string> hosts = {host_record_json()};  // + the nodes of multi-process jobs
-  // The machine's ceilings (harness/ceilings.h), measured once before any configuration runs.
-  const std::string ceilings = ceilings_json(ceilings_off, id.host);
-  write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
-  std::FILE* log = std::fopen((out_dir + "/log.txt").c_str(), "a");
-  if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
+  std::string ceilings;
+  std::FILE* log = nullptr;
+  bool wrote_env = false;
+  try {
+    made = std::make_unique<ResultFiles>(out_dir + "/results.csv", out_dir + "/curves.csv");
+    // The machine's ceilings (harness/ceilings.h), measured once before any configuration runs.
+    ceilings = ceilings_json(ceilings_off, id.host);
+    write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
+    wrote_env = true;
+    log = std::fopen((out_dir + "/log.txt").c_str(), "a");
+    if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
+  } catch (...) {
+    // A suite that could not start (a full disk) leaves no half-made run: the folder it
+    // made goes; in a folder that was there, the files it wrote.
+    if (made) made->discard_if_new();
+    if (made_dir) {
+      std::filesystem::remove_all(out_dir, ec);
+    } else if (wrote_env) {
+      std::filesystem::remove(out_dir + "/env.json", ec);
+    }
+    throw;
+  }
+  ResultFiles& files = *made;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_guard(log, &std::fclose);
   // log.txt is for people; a failed write there (a full disk) is said once, and the
   // suite goes on: results.csv has its own guarantees.

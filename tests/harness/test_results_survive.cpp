@@ -219,6 +219,43 @@ TEST(FullDisk, AFailedAppendLeavesTheFileAtItsLastWholeRowAndExits74) {
   EXPECT_LE(fs::file_size(out), 16384u);
 }
 
+// A full disk before the first row (a file size limit of 0 KiB: the header cannot be
+// written; of 2 KiB: the header can, its env.json cannot): exit 74, one line naming the
+// file, and nothing half-written left behind, neither an empty CSV nor a bare header.
+TEST(FullDisk, ARunOrSuiteThatCannotStartLeavesNoFileBehind) {
+  const auto limited = [](const std::string& kib, const std::string& args) {
+    return tb::test::shell("bash -c 'ulimit -f " + kib + "; " + std::string(TB_TRAINBENCH_EXE) + " " + args + "'");
+  };
+  for (const std::string kib : {"0", "2"}) {
+    const std::string out = tmp("start-" + kib + ".csv");
+    const ShellResult r = limited(kib, "run --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --reps 1 "
+                                       "--no-ceilings --out " + out);
+    EXPECT_EQ(r.code, 74) << r.out;
+    EXPECT_NE(r.out.find(out + (kib == "0" ? "" : ".env.json") + ": write failed: File too large"),
+              std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << kib << " KiB";
+    EXPECT_FALSE(fs::exists(out + ".env.json")) << kib << " KiB";
+    for (const auto& e : fs::directory_iterator(TB_TEST_TMPDIR)) {
+      EXPECT_EQ(e.path().filename().string().rfind("start-" + kib + ".csv", 0), std::string::npos) << e.path();
+    }
+  }
+  // A suite: the folder it made goes; a folder that was there keeps only what it held.
+  const std::string made = tmp("start-suite"), there = tmp("start-there");
+  fs::create_directories(there);
+  std::ofstream(there + "/notes.txt") << "mine\n";
+  for (const std::string& dir : {made, there}) {
+    const ShellResult r =
+        limited("0", "suite " + std::string(TB_SOURCE_DIR) + "/bench/suites/quick.suite --no-ceilings --out " + dir);
+    EXPECT_EQ(r.code, 74) << r.out;
+    EXPECT_NE(r.out.find(dir + "/results.csv: write failed: File too large"), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(made));
+  for (const char* name : {"results.csv", "curves.csv", "env.json", "log.txt"}) {
+    EXPECT_FALSE(fs::exists(there + "/" + name)) << name;
+  }
+  EXPECT_EQ(slurp(there + "/notes.txt"), "mine\n");
+}
+
 // A real full file system (a 20 KiB tmpfs: five pages, one each for the lock, results.csv and
 // curves.csv and two for env.json, whose ceilings entry and the build path can take it past
 // one page), where this machine lets the test mount one.
