@@ -145,7 +145,19 @@ void check_outputs(const std::string& out, const std::string& save_params) {
       throw UsageError(flag + ": the folder '" + parent.string() + "' does not exist");
     }
   };
-  if (out != "-") check("--out", out);
+  if (out != "-") {
+    check("--out", out);
+    // A suite's folder is one run (its .lock and env.json): rows of another run in its
+    // results.csv would be reported without their environment and refused by compare.py.
+    const fs::path parent = fs::path(out).parent_path().empty() ? fs::path(".") : fs::path(out).parent_path();
+    std::error_code ec;
+    const std::string name = fs::path(out).filename().string();
+    if ((name == "results.csv" || name == "curves.csv") &&
+        (fs::exists(parent / ".lock", ec) || fs::exists(parent / "env.json", ec))) {
+      throw UsageError("--out: '" + parent.string() + "' is a suite's folder, one run with its own env.json and run "
+                       "id: rows of this run in its " + name + " would have no environment; write them to another file");
+    }
+  }
   if (save_params.empty()) return;
   check("--save-params", save_params);
   // Written after training: a folder it cannot be written to is known now (a read-only one).

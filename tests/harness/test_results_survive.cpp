@@ -292,6 +292,27 @@ TEST(OutDir, ASecondSuiteOnTheSameFolderIsRefusedNamingTheHolder) {
   EXPECT_NE(again.out.find("already holds the results of another run"), std::string::npos) << again.out;
 }
 
+// `run --out` into a suite's results.csv mixed a second run into the suite's folder, whose
+// env.json describes its own run only: refused, nothing written. A file of its own in the
+// folder (as make perf's paired.csv) is allowed.
+TEST(OutDir, ARunIntoASuitesResultsIsRefused) {
+  const std::string dir = tmp("suite-folder"), suite = tmp("suite-folder.suite");
+  const std::string small = "--model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --warmup 0 --reps 1";
+  std::ofstream(suite) << "s: " << small << " --backends cpu-omp --threads 1\n";
+  ASSERT_EQ(run("suite " + suite + " --no-ceilings --out " + dir).code, 0);
+  const std::string before = slurp(dir + "/results.csv");
+  for (const char* name : {"results.csv", "curves.csv"}) {
+    const ShellResult r = run("run " + small + " --no-ceilings --out " + dir + "/" + name);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("--out: '" + dir + "' is a suite's folder"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir + "/" + name + ".env.json"));
+  }
+  EXPECT_EQ(slurp(dir + "/results.csv"), before);
+  const ShellResult own = run("run " + small + " --no-ceilings --out " + dir + "/extra.csv");
+  EXPECT_EQ(own.code, 0) << own.out;
+  EXPECT_EQ(whole_rows(dir + "/extra.csv"), 1u);
+}
+
 // Two suites started together without --out (two terminals, two CI jobs on one runner):
 // each gets its own run id and its own default folder results/<run-id>/, so neither is
 // refused as "in use" and the reports never merge them as one run. Both start within
