@@ -258,7 +258,8 @@ const std::vector<FlagDef>& flag_table() {
          if (v.empty()) bad("--save-params", v, "expected a file path");
          f->config.save_params = v;
        }},
-      {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json); default: stdout",
+      {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json, kept "
+       "when appending: a run of another build or machine is refused); default: stdout",
        [](const std::string& v, bool, RunFlags* f) {
          if (v.empty()) bad("--out", v, "expected a path");
          f->out = v;

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -211,15 +213,38 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   // A DDP rank generates only its rows (rank_data.h). DataError -> exit 2, nothing written.
   const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
+  const std::vector<std::string> hosts = job.gather(host_record_json());  // every node of the job
+  // Appending to rows that have an env.json: it describes them and is kept (replacing it
+  // lost their environment). This run joins it, listed in its "appended_runs", when it
+  // runs the same build on the same machine; otherwise it is refused before training.
+  std::string kept_env, refused;
+  if (job.root() && out != "-") {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::file_size(out, ec) > 0 && !ec && fs::is_regular_file(out + ".env.json", ec)) {
+      std::ifstream in(out + ".env.json");
+      kept_env.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      const std::string why = env_difference(kept_env, env_json(id, command_line, c.seed, hosts));
+      if (!why.empty()) {
+        refused = "--out: cannot append to " + out + ": " + out + ".env.json, the environment of its rows, " + why +
+                  "; write this run to another file";
+      }
+    }
+  }
+  if (!job.all_ok(refused.empty())) throw UsageError(refused.empty() ? "--out: refused by rank 0" : refused);
   // Opened before training: an unwritable or mismatched file fails now, not after it.
   if (job.root()) files = std::make_unique<ResultFiles>(out, "");
-  const std::vector<std::string> hosts = job.gather(host_record_json());  // every node of the job
   if (job.root() && out != "-") {
-    // The machine's ceilings (harness/ceilings.h) before anything is timed; the other
-    // ranks of a multi-process run would share the cores, so not there.
-    const std::string ceilings = ceilings_json(ceilings_off, id.host);
     try {
-      write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts, ceilings));
+      if (!kept_env.empty()) {
+        write_file_atomically(out + ".env.json",
+                              env_with_appended_run(kept_env, env_json(id, command_line, c.seed, hosts)));
+      } else {
+        // The machine's ceilings (harness/ceilings.h) before anything is timed; the other
+        // ranks of a multi-process run would share the cores, so not there.
+        const std::string ceilings = ceilings_json(ceilings_off, id.host);
+        write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts, ceilings));
+      }
     } catch (...) {
       files->discard_if_new();  // a full disk at start: no header-only CSV left behind
       throw;
