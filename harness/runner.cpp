@@ -298,10 +298,9 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       row.comm_s = ph.comm_s;
       row.allreduce_bytes_per_step = trainer->allreduce_bytes_per_step();
       if (row.world_size > 1 && busy_s > 0) {
-        // busbw = 2(n-1)/n x bytes / t per all-reduce, t = time inside all-reduce calls.
-        const double n = row.world_size;
-        row.comm_busbw_gbps = 2 * (n - 1) / n * static_cast<double>(row.allreduce_bytes_per_step) * busy_steps /
-                              busy_s / 1e9;
+        // busbw = the collective's bus bytes per step (2(n-1)/n x bytes for an all-reduce)
+        // x steps / t, t = time inside the gradient collectives.
+        row.comm_busbw_gbps = trainer->bus_bytes_per_step(row.world_size) * busy_steps / busy_s / 1e9;
       }
       if (std::isfinite(slowest[8])) {  // some rank uploaded (a DDP rank may hold no rows)
         row.upload_s = slowest[7];
