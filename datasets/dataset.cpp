@@ -104,18 +104,24 @@ Dataset load_file_dataset(const DatasetSpec& spec) {
   if (spec.kind == "csv") {
     const int64_t classes = spec.task == Task::kClassification ? spec.o : 0;
     Dataset ds = load_csv(spec.path, spec.target, spec.task, classes);
-    ds.description = "csv:" + spec.path;
+    ds.description = dataset_description(spec);
     return ds;
   }
   if (spec.kind == "idx") {
     Dataset ds = load_idx(spec.path, spec.labels_path, spec.o);
-    ds.description = "idx:" + spec.path + "," + spec.labels_path;
+    ds.description = dataset_description(spec);
     return ds;
   }
   throw std::logic_error("load_file_dataset: not a file kind");
 }
 
 }  // namespace
+
+std::string dataset_description(const DatasetSpec& spec) {
+  if (spec.kind == "csv") return "csv:" + spec.path;
+  if (spec.kind == "idx") return "idx:" + spec.path + "," + spec.labels_path;
+  return synthetic_description(spec);
+}
 
 Dataset load_dataset(const DatasetSpec& spec) {
   if (spec.kind == "synthetic" || spec.kind == "synthetic-regression" ||

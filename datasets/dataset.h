@@ -65,4 +65,8 @@ DatasetSpec parse_dataset_arg(const std::string& value);
 // Builds the whole dataset (generating or loading it). Throws DataError on bad files.
 Dataset load_dataset(const DatasetSpec& spec);
 
+// The description load_dataset(spec) gives its data ("csv:PATH", ...), without loading it:
+// for rows of a configuration whose data was never made (skipped, out of memory).
+std::string dataset_description(const DatasetSpec& spec);
+
 }  // namespace tb

@@ -131,11 +131,7 @@ Dataset empty_synthetic(const DatasetSpec& spec, Task task, int64_t rows) {
   } else {
     ds.labels.resize(static_cast<size_t>(rows));
   }
-  std::ostringstream desc;
-  desc << "synthetic-" << task_name(task) << "(seed=" << spec.seed;
-  if (task == Task::kRegression) desc << ",noise=" << spec.noise;
-  desc << ")";
-  ds.description = desc.str();
+  ds.description = synthetic_description(spec);
   return ds;
 }
 
@@ -153,6 +149,15 @@ void generate_rows(const DatasetSpec& spec, int64_t row_begin, int64_t row_end, 
                                 std::to_string(row_end) + ") not within [0, " + std::to_string(spec.n) + ")");
   }
   fill_rows(spec, task, row_end - row_begin, [row_begin](int64_t i) { return row_begin + i; }, x, y, labels);
+}
+
+std::string synthetic_description(const DatasetSpec& spec) {
+  const Task task = synthetic_task(spec);
+  std::ostringstream desc;
+  desc << "synthetic-" << task_name(task) << "(seed=" << spec.seed;
+  if (task == Task::kRegression) desc << ",noise=" << spec.noise;
+  desc << ")";
+  return desc.str();
 }
 
 Dataset make_synthetic(const DatasetSpec& spec) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "datasets/dataset.h"
@@ -21,6 +22,10 @@ void generate_rows(const DatasetSpec& spec, int64_t row_begin, int64_t row_end, 
                    int32_t* labels);
 
 Dataset make_synthetic(const DatasetSpec& spec);
+
+// What make_synthetic(spec) names its data ("synthetic-regression(seed=1,noise=0.1)"),
+// without making it.
+std::string synthetic_description(const DatasetSpec& spec);
 
 // Only the given rows (ascending, distinct, within [0, spec.n)): a subset Dataset
 // (dataset.h) whose row i is bitwise row rows[i] of make_synthetic(spec).

@@ -81,6 +81,13 @@ class Trainer {
   // Multi-process trainers: the communication figures of the last repetition, this
   // rank's own (the runner takes the maximum over ranks through the Job).
   virtual int64_t allreduce_bytes_per_step() const { return 0; }
+  // The bytes per step that bus bandwidth divides by the time inside the collectives at n
+  // ranks (nccl-tests' busbw): an all-reduce of S bytes moves 2(n-1)/n x S per rank (the
+  // default, S = allreduce_bytes_per_step()); an all-gather whose result is S bytes moves
+  // (n-1)/n x S (cpu-ddp --deterministic).
+  virtual double bus_bytes_per_step(int n) const {
+    return n > 1 ? 2.0 * (n - 1) / n * static_cast<double>(allreduce_bytes_per_step()) : 0;
+  }
   // Seconds spent inside all-reduces and the steps they cover, for the interval that the
   // last take_phase_times() closed (the runner sums them over a repetition's epochs).
   virtual double allreduce_busy_s() const { return 0; }
@@ -112,6 +119,9 @@ const char* parallelism_name(Parallelism p);   // "none" | "dp" | "ddp" | "shm"
 // relative bound instead of float rounding (suite summary; reports/derive.py
 // ASYNC_LOSS_RTOL is the same): README "Hogwild!" says why 5%.
 inline constexpr double kAsyncLossRelTol = 0.05;
+
+// What the oracle computes in whatever --precision says: its rows' precision cell.
+inline constexpr const char* kOraclePrecision = "fp64";
 
 struct BackendTraits {
   DeviceKind device = DeviceKind::kCpu;

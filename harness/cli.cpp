@@ -3,6 +3,7 @@
 // the flag and the allowed values (UsageError -> exit code 2 in main()).
 #include "harness/cli.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -172,12 +173,16 @@ const std::vector<FlagDef>& flag_table() {
          f->config.data = d;
        }},
       {"--target", "COLUMN", "csv: name of the target column (default: the last column)",
-       [](const std::string& v, bool, RunFlags* f) { f->config.data.target = v; }},
+       [](const std::string& v, bool, RunFlags* f) {
+         f->config.data.target = v;
+         f->target_given = true;
+       }},
       {"--task", "regression|classification", "csv: what the target column is (default regression)",
        [](const std::string& v, bool, RunFlags* f) {
          if (v == "regression") f->config.data.task = Task::kRegression;
          else if (v == "classification") f->config.data.task = Task::kClassification;
          else bad("--task", v, "allowed: regression, classification");
+         f->task_given = true;
        }},
       {"--noise", "X", "synthetic regression label noise std dev in [0, 1e6] (default 0.1)",
        [](const std::string& v, bool, RunFlags* f) {
@@ -185,6 +190,7 @@ const std::vector<FlagDef>& flag_table() {
          const double x = parse_positive("--noise", v, true);
          if (x > kMaxNoise) bad("--noise", v, "expected a number in [0, 1e6]");
          f->config.data.noise = static_cast<float>(x);
+         f->noise_given = true;
        }},
       {"--shuffle", nullptr, "seeded per-epoch shuffle, identical for every backend",
        [](const std::string&, bool, RunFlags* f) { f->config.shuffle = true; }},
@@ -274,7 +280,8 @@ const std::vector<FlagDef>& flag_table() {
          if (v.empty()) bad("--save-params", v, "expected a file path");
          f->config.save_params = v;
        }},
-      {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json); default: stdout",
+      {"--out", "FILE.csv", "run: append result rows to FILE.csv (env JSON beside it as FILE.csv.env.json, kept "
+       "when appending: a run of another build or machine is refused); default: stdout",
        [](const std::string& v, bool, RunFlags* f) {
          if (v.empty()) bad("--out", v, "expected a path");
          f->out = v;
@@ -310,6 +317,9 @@ int hardware_threads() {
 }
 
 void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, RunFlags* flags) {
+  // No flag is repeatable: a second value silently replacing the first hid typos such as
+  // `--lr 0.1 ... --lr 0.2`. (A suite entry still overrides its defaults: another call.)
+  std::vector<std::string> given;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i], value;
     bool has_inline = false;
@@ -318,12 +328,17 @@ void parse_run_flags(const std::vector<std::string>& args, bool allow_lists, Run
       name = name.substr(0, eq);
       has_inline = true;
     }
+    const std::string spelled = name;  // --backends is --backend on suite lines
     if (allow_lists && name == "--backends") name = "--backend";
     const FlagDef* def = nullptr;
     for (const FlagDef& d : flag_table()) {
       if (name == d.name) def = &d;
     }
     if (!def) throw UsageError("unknown flag '" + args[i] + "' (see `trainbench run --help`)");
+    if (std::find(given.begin(), given.end(), name) != given.end()) {
+      throw UsageError(spelled + " given twice (each flag may be given once; see `trainbench run --help`)");
+    }
+    given.push_back(name);
     if (def->hint) {
       if (!has_inline) {
         if (i + 1 >= args.size()) throw UsageError(name + ": missing value (" + def->hint + ")");
@@ -363,6 +378,21 @@ void validate_run_flags(RunFlags* f) {
   DatasetSpec& d = c.data;
   if (d.kind == "synthetic") {
     d.kind = c.model.kind == ModelKind::kLinear ? "synthetic-regression" : "synthetic-classification";
+  }
+  // A dataset flag that does not apply to the data is bad input, not silently ignored.
+  if (f->task_given && d.kind != "csv") {
+    throw UsageError("--task: applies to csv datasets only (" + d.kind +
+                     (d.kind == "idx" ? " data is classification, by its labels file)"
+                                      : " data has its task: pick synthetic-regression or synthetic-classification)"));
+  }
+  if (f->target_given && d.kind != "csv") {
+    throw UsageError("--target: applies to csv datasets only (it names a column of the file; this run's data is " +
+                     d.kind + ")");
+  }
+  if (f->noise_given && d.kind != "synthetic-regression") {
+    const bool labels = d.kind == "synthetic-classification";
+    throw UsageError("--noise: applies to synthetic regression data only (this run's data is " + d.kind +
+                     (labels ? ", whose labels carry no noise)" : ", read from its file)"));
   }
   if (d.kind == "synthetic-regression" || d.kind == "synthetic-classification") {
     d.task = d.kind == "synthetic-regression" ? Task::kRegression : Task::kClassification;

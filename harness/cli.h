@@ -28,6 +28,9 @@ struct RunFlags {
   bool no_ceilings = false;             // --no-ceilings (run): env JSON without measured ceilings
   bool layers_given = false;
   bool samples_given = false;
+  bool task_given = false;    // --task, --target: csv data only
+  bool target_given = false;
+  bool noise_given = false;   // --noise: synthetic regression only
 };
 
 // Parses flags into `flags`, starting from its current values (suite defaults).

@@ -79,7 +79,11 @@ CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& he
     write_all(fd_, head, "stdout");
     return;
   }
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // O_EXCL first, to know whether this writer made the file: one it made and could not
+  // write a row into is removed again, never left behind empty or as a bare header.
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  created_ = fd_ >= 0;
+  if (fd_ < 0 && errno == EEXIST) fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
   if (fd_ < 0) throw CsvError(path + ": cannot open for writing: " + std::strerror(errno));
   struct stat kind {};
   if (::fstat(fd_, &kind) == 0 && !S_ISREG(kind.st_mode)) {
@@ -96,6 +100,7 @@ CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& he
       if (::ftruncate(fd_, 0) != 0) {}  // no torn header left behind (best effort)
       ::close(fd_);
       fd_ = -1;
+      if (created_) ::unlink(path.c_str());  // nor a new empty file (a full disk at start)
       throw;
     }
     return;
@@ -139,10 +144,19 @@ void CsvWriter::append(const std::vector<std::string>& fields) {
       throw OutputError(path_ + ": write failed: " + std::strerror(errno));
     }
   } catch (const OutputError& e) {
+    if (discard_if_new()) throw OutputError(std::string(e.what()) + " (the file was new: removed)");
     const bool cut = before >= 0 && ::ftruncate(fd_, before) == 0;
     throw OutputError(std::string(e.what()) + (cut ? " (the file ends at its last complete row)"
                                                    : " (and cutting the torn row off failed: check the file)"));
   }
+  ++rows_;
+}
+
+bool CsvWriter::discard_if_new() {
+  if (!created_ || rows_ > 0 || fd_ <= STDERR_FILENO) return false;
+  ::close(fd_);
+  fd_ = -1;
+  return ::unlink(path_.c_str()) == 0;
 }
 
 void CsvWriter::append_line(const std::string& line) {
@@ -154,7 +168,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw CsvError(path + ": cannot write: " + std::strerror(errno));
   try {
-    write_all(fd, text, tmp);
+    write_all(fd, text, path);  // the message names the file meant, not its temporary
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());

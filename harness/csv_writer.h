@@ -4,6 +4,7 @@
 // existing header differs from ours is refused, so two schemas never mix.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,11 +49,17 @@ class CsvWriter {
   // Appends a line another CsvWriter with the same header produced (checked for width).
   void append_line(const std::string& line);
   const std::string& path() const { return path_; }
+  // A file this writer created and appended no row to is removed (a run that could not
+  // start: nothing half-written left behind), and the writer is closed; true if so.
+  // A new file whose first append fails is removed the same way.
+  bool discard_if_new();
 
  private:
   std::string path_;
   int fd_ = -1;
   size_t columns_ = 0;
+  bool created_ = false;  // this writer made the file (it did not exist)
+  int64_t rows_ = 0;      // rows appended through this writer
 };
 
 // Writes `text` to `path` through a temporary file and rename(): readers see the

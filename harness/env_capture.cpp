@@ -194,4 +194,70 @@ std::string env_json(const RunIdentity& id, const std::string& command_line, uin
   return json_text(j);
 }
 
+namespace {
+
+// A value for a one-line message: compact JSON, cut to a readable length.
+std::string brief(const Json& v) {
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return "'" + s + "'";
+}
+
+// The hosts' names in order (a multi-process run's nodes), for comparing "hosts" without
+// their clocks and free memory.
+Json host_names(const Json& env) {
+  Json names = Json::array();
+  if (env.contains("hosts") && env["hosts"].is_array()) {
+    for (const Json& h : env["hosts"]) {
+      names.push_back(h.is_object() && h.contains("hostname") ? h["hostname"] : Json());
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+std::string env_difference(const std::string& earlier, const std::string& now) {
+  const Json a = Json::parse(earlier, nullptr, /*allow_exceptions=*/false);
+  const Json b = Json::parse(now, nullptr, /*allow_exceptions=*/false);
+  if (a.is_discarded() || !a.is_object()) return "cannot be read (not a JSON object: edited or truncated?)";
+  if (b.is_discarded() || !b.is_object()) return "cannot be compared (internal: this run's is not a JSON object)";
+  // The build and the machine. What a run may set for itself (the variables of
+  // kRunSettings, recorded per appended run) and what changes from run to run (time,
+  // command line, the CPU clock read at start, measured ceilings) are not compared.
+  static const char* const kFacts[] = {
+      "/schema_version", "/trainbench_version", "/git/commit", "/git/dirty", "/build",  "/host/hostname",
+      "/host/os",        "/host/kernel",        "/host/cpu_model", "/host/logical_cores", "/driver",
+      "/cuda_runtime",   "/cublas",             "/nccl_runtime"};
+  for (const char* fact : kFacts) {
+    const Json::json_pointer at(fact);
+    const Json then = a.contains(at) ? a.at(at) : Json();
+    const Json here = b.contains(at) ? b.at(at) : Json();
+    if (then != here) {
+      std::string name = std::string(fact).substr(1);
+      std::replace(name.begin(), name.end(), '/', '.');
+      return "differs from this run's (" + name + ": " + brief(then) + " then, " + brief(here) + " now)";
+    }
+  }
+  if (host_names(a) != host_names(b)) {
+    return "differs from this run's (hosts: " + brief(host_names(a)) + " then, " + brief(host_names(b)) + " now)";
+  }
+  return "";
+}
+
+std::string env_with_appended_run(const std::string& earlier, const std::string& now) {
+  Json j = Json::parse(earlier);
+  const Json b = Json::parse(now);
+  if (!j.contains("appended_runs") || !j["appended_runs"].is_array()) j["appended_runs"] = Json::array();
+  // Its identity, and the settings a run may choose for itself through the environment
+  // (threads and binding, the GEMM kernel, BLAS variables, which GPUs it sees).
+  Json run = Json::object();
+  for (const char* key : {"run_id", "timestamp", "command_line", "seed", "openmp", "cpu_gemm", "blas_env",
+                          "cuda_visible_devices", "gpus"}) {
+    run[key] = b.contains(key) ? b[key] : Json();
+  }
+  j["appended_runs"].push_back(run);
+  return json_text(j);
+}
+
 }  // namespace tb

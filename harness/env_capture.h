@@ -28,4 +28,19 @@ std::string host_record_json();
 std::string env_json(const RunIdentity& id, const std::string& command_line, uint64_t seed,
                      const std::vector<std::string>& hosts = {}, const std::string& ceilings = {});
 
+// Appending a run's rows to a results file whose env.json (FILE.csv.env.json) describes
+// the rows already there: that env.json is kept, never replaced, so the earlier rows keep
+// their environment. Returns "" when `earlier` (that env.json's text) and `now` (this
+// run's env_json) name the same build and machine (trainbench version, commit and dirty
+// flag, build, host name, OS, kernel, CPU, the nodes of a multi-process run, GPU driver
+// and libraries), else the first difference, "differs from this run's (git.commit:
+// '5bac89a...' then, '1f2e...' now)", or "cannot be read (...)".
+std::string env_difference(const std::string& earlier, const std::string& now);
+
+// `earlier` (an env.json's text) with this run (`now`, its env_json) added to its
+// "appended_runs" array: its run_id, timestamp, command_line and seed, and the settings
+// a run chooses for itself (openmp, cpu_gemm, blas_env, cuda_visible_devices, gpus). The
+// file then describes every run whose rows the results file holds.
+std::string env_with_appended_run(const std::string& earlier, const std::string& now);
+
 }  // namespace tb

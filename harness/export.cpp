@@ -14,6 +14,8 @@
 
 #include "datasets/shuffle.h"
 #include "harness/cli.h"
+#include "harness/exit_codes.h"
+#include "harness/host_memory.h"
 #include "harness/json_out.h"
 #include "harness/model.h"
 #include "harness/params_file.h"
@@ -172,6 +174,11 @@ int cmd_export(const std::vector<std::string>& args) {
   std::error_code ec;
   if (const fs::path parent = out.parent_path(); !parent.empty() && !fs::is_directory(parent, ec)) {
     throw UsageError("--out: " + parent.string() + " is not a folder");
+  }
+  // Too large for this host: said before any data is made, with run's numbers (exit 1, as a failed run).
+  if (const std::string short_of = host_memory_shortfall(c, 1, 1); !short_of.empty()) {
+    std::fprintf(stderr, "trainbench: export: %s; nothing written\n", short_of.c_str());
+    return kExitRunFailed;
   }
   const Dataset data = load_dataset(c.data);  // DataError -> exit 2, nothing written
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);

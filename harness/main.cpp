@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -29,7 +31,6 @@
 #include "harness/rank_data.h"
 #include "harness/runner.h"
 #include "harness/exit_codes.h"
-#include "harness/host_memory.h"
 #include "harness/interrupt.h"
 #include "harness/job.h"
 #include "harness/result_files.h"
@@ -147,7 +148,19 @@ void check_outputs(const std::string& out, const std::string& save_params) {
       throw UsageError(flag + ": the folder '" + parent.string() + "' does not exist");
     }
   };
-  if (out != "-") check("--out", out);
+  if (out != "-") {
+    check("--out", out);
+    // A suite's folder is one run (its .lock and env.json): rows of another run in its
+    // results.csv would be reported without their environment and refused by compare.py.
+    const fs::path parent = fs::path(out).parent_path().empty() ? fs::path(".") : fs::path(out).parent_path();
+    std::error_code ec;
+    const std::string name = fs::path(out).filename().string();
+    if ((name == "results.csv" || name == "curves.csv") &&
+        (fs::exists(parent / ".lock", ec) || fs::exists(parent / "env.json", ec))) {
+      throw UsageError("--out: '" + parent.string() + "' is a suite's folder, one run with its own env.json and run "
+                       "id: rows of this run in its " + name + " would have no environment; write them to another file");
+    }
+  }
   if (save_params.empty()) return;
   check("--save-params", save_params);
   // Written after training: a folder it cannot be written to is known now (a read-only one).
@@ -191,24 +204,52 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   const RunIdentity id = make_run_identity();
   std::unique_ptr<ResultFiles> files;  // rank 0 writes
   // Too large for this host: a failed row before any data is made (every rank agrees).
-  const std::string short_of = host_memory_shortfall(c, job.size(), 1);
-  if (!job.all_ok(short_of.empty())) {
-    const std::string why = "failed: " + (short_of.empty() ? "another rank is out of host memory" : short_of);
-    if (job.root()) ResultFiles(out, "").add(status_row(c, id, why), {});
+  if (const std::string why = host_memory_status(c, job); !why.empty()) {
+    RunConfig asked = c;
+    if (job.multi_rank()) asked.world_size = job.size();  // under mpirun, -np decides (as for rows that ran)
+    if (job.root()) ResultFiles(out, "").add(status_row(asked, id, why), {});
     std::fprintf(stderr, "trainbench: %s\n", why.c_str());
     return kExitRunFailed;
   }
   // A DDP rank generates only its rows (rank_data.h). DataError -> exit 2, nothing written.
   const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
+  const std::vector<std::string> hosts = job.gather(host_record_json());  // every node of the job
+  // Appending to rows that have an env.json: it describes them and is kept (replacing it
+  // lost their environment). This run joins it, listed in its "appended_runs", when it
+  // runs the same build on the same machine; otherwise it is refused before training.
+  std::string kept_env, refused;
+  if (job.root() && out != "-") {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::file_size(out, ec) > 0 && !ec && fs::is_regular_file(out + ".env.json", ec)) {
+      std::ifstream in(out + ".env.json");
+      kept_env.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      const std::string why = env_difference(kept_env, env_json(id, command_line, c.seed, hosts));
+      if (!why.empty()) {
+        refused = "--out: cannot append to " + out + ": " + out + ".env.json, the environment of its rows, " + why +
+                  "; write this run to another file";
+      }
+    }
+  }
+  if (!job.all_ok(refused.empty())) throw UsageError(refused.empty() ? "--out: refused by rank 0" : refused);
   // Opened before training: an unwritable or mismatched file fails now, not after it.
   if (job.root()) files = std::make_unique<ResultFiles>(out, "");
-  const std::vector<std::string> hosts = job.gather(host_record_json());  // every node of the job
   if (job.root() && out != "-") {
-    // The machine's ceilings (harness/ceilings.h) before anything is timed; the other
-    // ranks of a multi-process run would share the cores, so not there.
-    const std::string ceilings = ceilings_json(ceilings_off, id.host);
-    write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts, ceilings));
+    try {
+      if (!kept_env.empty()) {
+        write_file_atomically(out + ".env.json",
+                              env_with_appended_run(kept_env, env_json(id, command_line, c.seed, hosts)));
+      } else {
+        // The machine's ceilings (harness/ceilings.h) before anything is timed; the other
+        // ranks of a multi-process run would share the cores, so not there.
+        const std::string ceilings = ceilings_json(ceilings_off, id.host);
+        write_file_atomically(out + ".env.json", env_json(id, command_line, c.seed, hosts, ceilings));
+      }
+    } catch (...) {
+      files->discard_if_new();  // a full disk at start: no header-only CSV left behind
+      throw;
+    }
   }
   // Each row is written as its repetition ends; with --out, one line each on stdout.
   struct Echo final : RowSink {
@@ -338,7 +379,9 @@ int main(int argc, char** argv) {
     } else if (args[0] == "schema") {
       code = cmd_schema(rest);
     } else if (args[0] == "version" || args[0] == "--version") {
-      std::printf("trainbench %s\n", TB_VERSION_STRING);
+      if (no_flags(rest, "usage: trainbench version\n\nPrints the version.\n")) {
+        std::printf("trainbench %s\n", TB_VERSION_STRING);
+      }
     } else {
       return fail(kExitBadInput, "unknown command '" + args[0] +
                                      "' (allowed: run, suite, export, backends, devices, launcher, schema, version)");

@@ -7,7 +7,17 @@ namespace tb {
 
 ResultFiles::ResultFiles(const std::string& results, const std::string& curves)
     : results_(results, results_header()) {
-  if (!curves.empty()) curves_ = std::make_unique<CsvWriter>(curves, curves_header());
+  try {
+    if (!curves.empty()) curves_ = std::make_unique<CsvWriter>(curves, curves_header());
+  } catch (...) {
+    results_.discard_if_new();
+    throw;
+  }
+}
+
+void ResultFiles::discard_if_new() {
+  results_.discard_if_new();
+  if (curves_) curves_->discard_if_new();
 }
 
 void ResultFiles::add(const ResultRow& row, const std::vector<CurvePoint>& curve) {

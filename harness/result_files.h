@@ -20,6 +20,9 @@ class ResultFiles final : public RowSink {
   void add(const ResultRow& row, const std::vector<CurvePoint>& curve) override;
   // Rows another process wrote with the same header (a suite's multi-process worker).
   void add_lines(const std::vector<std::string>& row_lines, const std::vector<std::string>& curve_lines);
+  // Removes the files these writers created and wrote no row to (CsvWriter::discard_if_new):
+  // a run or suite that could not start leaves nothing half-written.
+  void discard_if_new();
 
  private:
   CsvWriter results_;

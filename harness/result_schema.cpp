@@ -196,11 +196,13 @@ const std::vector<Column>& table() {
       {"optimizer_s", T::kFloat, R::kPhase, "s", true, "SGD update",
        [](const ResultRow& r) { return phase(r, r.optimizer_s); }},
       {"allreduce_bytes_per_step", T::kInt, R::kMetric, "bytes", false,
-       "gradient bytes each rank all-reduces per step (0 for single-process backends)",
+       "gradient bytes each rank all-reduces per step (`--deterministic`: the gradient's bytes, all-gathered as "
+       "12 leaf gradients instead; 0 for single-process backends)",
        [](const ResultRow& r) { return std::to_string(r.allreduce_bytes_per_step); }},
       {"comm_busbw_gbps", T::kFloat, R::kMetric, "GB/s", true,
        "in-training all-reduce bus bandwidth, 2(n−1)/n × allreduce_bytes_per_step × steps / time inside the "
-       "all-reduces (1e9 bytes); empty at world size 1",
+       "all-reduces (`--deterministic`: all-gather bus bandwidth, (n−1)/n × 12 × allreduce_bytes_per_step × steps "
+       "/ time inside the gradients' all-gathers) (1e9 bytes); empty at world size 1",
        [](const ResultRow& r) { return r.comm_busbw_gbps < 0 ? std::string() : num(r.comm_busbw_gbps); }},
       {"upload_s", T::kFloat, R::kMetric, "s", true,
        "GPU backends with `--data-placement device`: the dataset's copy to the device before each repetition's "

@@ -11,6 +11,7 @@
 #include "harness/disturbance.h"
 #include "harness/gpu_telemetry.h"
 #include "harness/host_info.h"
+#include "harness/host_memory.h"
 #include "harness/interrupt.h"
 #include "harness/params_file.h"
 #include "harness/rank_data.h"
@@ -52,11 +53,22 @@ ResultRow base_row(const RunConfig& c, const RunIdentity& id) {
 
 ResultRow status_row(const RunConfig& c, const RunIdentity& id, const std::string& status) {
   ResultRow r = base_row(c, id);
-  // A row that never ran on a GPU names none (not "cpu").
-  if (const Backend* b = find_backend(c.backend); b && b->traits().device == DeviceKind::kGpu) r.devices = "";
-  r.dataset_desc = c.data.kind;
+  if (const Backend* b = find_backend(c.backend)) {
+    // A row that never ran on a GPU names none (not "cpu").
+    if (b->traits().device == DeviceKind::kGpu) r.devices = "";
+    // The descriptive cells as the rows that ran have them, so that reports group the
+    // failed row with its configuration (the oracle is float64 whatever --precision says).
+    if (b->traits().oracle) r.precision = kOraclePrecision;
+  }
+  r.dataset_desc = dataset_description(c.data);
   r.status = one_line(status);
   return r;
+}
+
+std::string host_memory_status(const RunConfig& c, Job& job) {
+  const std::string short_of = host_memory_shortfall(c, job.size(), 1);
+  if (job.all_ok(short_of.empty())) return "";
+  return "failed: " + (short_of.empty() ? "another rank is out of host memory" : short_of);
 }
 
 std::string check_data_fits(const RunConfig& c, const Dataset& data) {
@@ -87,12 +99,7 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     if (job.root()) sink.add(row, curve);
     out.rows.push_back(row);
   };
-  // A skipped or failed row describes the dataset as the ok rows do (a CSV configuration cell).
-  const auto status_of = [&](const std::string& status) {
-    ResultRow r = status_row(c, id, status);
-    r.dataset_desc = data.description;
-    return r;
-  };
+  const auto status_of = [&](const std::string& status) { return status_row(c, id, status); };
   // Decided before anything is allocated, the same on every rank.
   if (const std::string why = backend->unsupported(c); !why.empty()) {
     emit(status_of("skipped: " + why), {});
@@ -291,10 +298,9 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
       row.comm_s = ph.comm_s;
       row.allreduce_bytes_per_step = trainer->allreduce_bytes_per_step();
       if (row.world_size > 1 && busy_s > 0) {
-        // busbw = 2(n-1)/n x bytes / t per all-reduce, t = time inside all-reduce calls.
-        const double n = row.world_size;
-        row.comm_busbw_gbps = 2 * (n - 1) / n * static_cast<double>(row.allreduce_bytes_per_step) * busy_steps /
-                              busy_s / 1e9;
+        // busbw = the collective's bus bytes per step (2(n-1)/n x bytes for an all-reduce)
+        // x steps / t, t = time inside the gradient collectives.
+        row.comm_busbw_gbps = trainer->bus_bytes_per_step(row.world_size) * busy_steps / busy_s / 1e9;
       }
       if (std::isfinite(slowest[8])) {  // some rank uploaded (a DDP rank may hold no rows)
         row.upload_s = slowest[7];

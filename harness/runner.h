@@ -45,6 +45,10 @@ std::string check_data_fits(const RunConfig& c, const Dataset& data);
 RunOutcome run_configuration(const RunConfig& c, const Dataset& data, Job& job, const RunIdentity& id,
                              Progress& progress, RowSink& sink);
 
+// Whether every rank of `job` can hold configuration c (host_memory.h), asked before any
+// data is made; collective. "" when all can, else the failed row's status, agreed by all.
+std::string host_memory_status(const RunConfig& c, Job& job);
+
 // A single skipped/failed row for configuration c.
 ResultRow status_row(const RunConfig& c, const RunIdentity& id, const std::string& status);
 

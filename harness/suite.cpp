@@ -28,6 +28,7 @@
 #include "harness/result_schema.h"
 #include "harness/ddp_plan.h"
 #include "harness/host_info.h"
+#include "harness/host_memory.h"
 #include "harness/interrupt.h"
 #include "harness/mpi_launch.h"
 #include "harness/runner.h"
@@ -289,11 +290,16 @@ class OutDirLock {
   int fd_ = -1;
 };
 
-// Rows and curves of one configuration go to the suite's files as they are made.
+// Rows and curves of one configuration go to the suite's files as they are made; `rows`
+// keeps what was written, which an interrupted configuration returns no outcome for.
 struct SuiteSink final : RowSink {
   explicit SuiteSink(ResultFiles& f) : files(f) {}
-  void add(const ResultRow& row, const std::vector<CurvePoint>& curve) override { files.add(row, curve); }
+  void add(const ResultRow& row, const std::vector<CurvePoint>& curve) override {
+    files.add(row, curve);
+    rows.push_back(row);
+  }
   ResultFiles& files;
+  std::vector<ResultRow> rows;
 };
 
 }  // namespace
@@ -308,6 +314,13 @@ int run_suite_worker(const std::vector<std::string>& a) {
   RunIdentity id = make_run_identity();
   id.run_id = a[2];
   id.timestamp = a[3];
+  // As `run` checks each rank (the suite checked this host; a launcher may place ranks elsewhere).
+  if (const std::string why = host_memory_status(c, job); !why.empty()) {
+    RunConfig asked = c;
+    asked.world_size = job.size();
+    if (job.root()) ResultFiles(a[4] + "/results.csv", a[4] + "/curves.csv").add(status_row(asked, id, why), {});
+    return kExitRunFailed;
+  }
   const Dataset data = load_rank_dataset(c, job.rank(), job.size());
   if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
   // Every node's host record, for the suite's env.json (one JSON object per line).
@@ -367,7 +380,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
   const RunIdentity id = make_run_identity();
   if (out_dir.empty()) out_dir = "results/" + id.run_id;
   std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
+  const bool made_dir = std::filesystem::create_directories(out_dir, ec);
   if (ec || !std::filesystem::is_directory(out_dir)) {
     throw CsvError("--out: cannot create directory '" + out_dir + "': " + ec.message());
   }
@@ -376,13 +389,31 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     throw UsageError("--out: '" + out_dir + "' already holds the results of another run; choose a new folder "
                      "(a run is one folder: its env.json describes every row)");
   }
-  ResultFiles files(out_dir + "/results.csv", out_dir + "/curves.csv");
+  std::unique_ptr<ResultFiles> made;
   std::vector<std::string> hosts = {host_record_json()};  // + the nodes of multi-process jobs
-  // The machine's ceilings (harness/ceilings.h), measured once before any configuration runs.
-  const std::string ceilings = ceilings_json(ceilings_off, id.host);
-  write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
-  std::FILE* log = std::fopen((out_dir + "/log.txt").c_str(), "a");
-  if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
+  std::string ceilings;
+  std::FILE* log = nullptr;
+  bool wrote_env = false;
+  try {
+    made = std::make_unique<ResultFiles>(out_dir + "/results.csv", out_dir + "/curves.csv");
+    // The machine's ceilings (harness/ceilings.h), measured once before any configuration runs.
+    ceilings = ceilings_json(ceilings_off, id.host);
+    write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
+    wrote_env = true;
+    log = std::fopen((out_dir + "/log.txt").c_str(), "a");
+    if (!log) throw CsvError("--out: cannot write '" + out_dir + "/log.txt': " + std::strerror(errno));
+  } catch (...) {
+    // A suite that could not start (a full disk) leaves no half-made run: the folder it
+    // made goes; in a folder that was there, the files it wrote.
+    if (made) made->discard_if_new();
+    if (made_dir) {
+      std::filesystem::remove_all(out_dir, ec);
+    } else if (wrote_env) {
+      std::filesystem::remove(out_dir + "/env.json", ec);
+    }
+    throw;
+  }
+  ResultFiles& files = *made;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_guard(log, &std::fclose);
   // log.txt is for people; a failed write there (a full disk) is said once, and the
   // suite goes on: results.csv has its own guarantees.
@@ -394,6 +425,19 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
                    std::strerror(errno));
     }
     log_warned = true;
+  };
+
+  // log.txt lists every row results.csv got, as it got them; a row that did not run
+  // gives its status (it has no samples/s or loss).
+  const auto log_rows = [&](const RunConfig& c, const std::vector<ResultRow>& rows) {
+    for (const ResultRow& r : rows) {
+      std::fprintf(log, "  rep %lld: %s", static_cast<long long>(r.repetition), r.status.c_str());
+      if (r.has_metrics) std::fprintf(log, " samples/s=%.4g final_loss=%.6g", r.samples_per_s, r.final_loss);
+      std::fprintf(log, "\n");
+      if (r.status.rfind("failed", 0) == 0) {
+        std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());
+      }
+    }
   };
 
   Progress progress(Progress::auto_enabled());
@@ -413,7 +457,40 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
                             std::to_string(c.data.n) + "|" + std::to_string(c.data.d) + "|" +
                             std::to_string(c.data.o) + "|" + std::to_string(c.data.seed) + "|" +
                             std::to_string(c.data.noise);
-    if (key != cached_key) {
+    std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
+                 c.threads);
+    // "[k/N]" before every progress line, and the rest of the suite at the mean pace so far.
+    const double per_config = i > 0 ? suite_clock.seconds() / static_cast<double>(i) : -1;
+    progress.set_context("[" + std::to_string(i + 1) + "/" + std::to_string(configs.size()) + "] ",
+                         per_config < 0 ? -1 : per_config * static_cast<double>(configs.size() - i - 1));
+    const Backend* backend = find_backend(c.backend);
+    const bool multi = backend->traits().multi_process();
+    RunOutcome o;
+    const auto status_only = [&](const std::string& status) {
+      o.rows.push_back(status_row(c, id, status));
+      o.failed = status.rfind("failed", 0) == 0;
+      files.add(o.rows.back(), {});
+    };
+    // Decided before any data is made: what the backend cannot take, then whether the
+    // configuration fits in this host's memory as `run` checks it (harness/host_memory.h),
+    // for every rank the suite starts here or for this process.
+    std::string skip = backend->unsupported(c);
+    if (skip.empty()) skip = gpus_short_for(c);
+    std::string short_of;
+    if (skip.empty()) {
+      if (multi) {  // the ranks make their own data: this process's copy goes first
+        data.reset();
+        cached_key.clear();
+      }
+      const int world = multi ? c.world_size : 1, here = multi && launch_is_single_node() ? c.world_size : 1;
+      short_of = host_memory_shortfall(c, world, here);
+      if (!short_of.empty() && data) {  // the dataset an earlier configuration left here is memory too
+        data.reset();
+        cached_key.clear();
+        short_of = host_memory_shortfall(c, world, here);
+      }
+    }
+    if (skip.empty() && short_of.empty() && !multi && key != cached_key) {
       cached_key = key;
       data.reset();
       data_error.clear();
@@ -423,45 +500,35 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
         data_error = e.what();
       }
     }
-    std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
-                 c.threads);
-    // "[k/N]" before every progress line, and the rest of the suite at the mean pace so far.
-    const double per_config = i > 0 ? suite_clock.seconds() / static_cast<double>(i) : -1;
-    progress.set_context("[" + std::to_string(i + 1) + "/" + std::to_string(configs.size()) + "] ",
-                         per_config < 0 ? -1 : per_config * static_cast<double>(configs.size() - i - 1));
-    const Backend* backend = find_backend(c.backend);
-    RunOutcome o;
-    const auto status_only = [&](const std::string& status) {
-      o.rows.push_back(status_row(c, id, status));
-      if (data) o.rows.back().dataset_desc = data->description;
-      o.failed = status.rfind("failed", 0) == 0;
-      files.add(o.rows.back(), {});
-    };
-    const std::string misfit = data ? check_data_fits(c, *data) : "";
-    std::string skip = backend->unsupported(c);
-    if (skip.empty()) skip = gpus_short_for(c);
     if (!skip.empty()) {
       status_only("skipped: " + skip);
-    } else if (!data) {
-      status_only("failed: " + data_error);
-    } else if (!misfit.empty()) {
-      status_only("failed: " + misfit);
-    } else if (backend->traits().multi_process()) {
-      // The ranks make their own rows: free this process's copy while they run.
-      data.reset();
-      cached_key.clear();
+    } else if (!short_of.empty()) {
+      status_only("failed: " + short_of);
+    } else if (multi) {
+      // Each rank loads and checks its data (the suite checked file datasets before it began).
       const size_t known = hosts.size();
       o = run_multi_process(path, i, c, id, out_dir, files, progress, &hosts);
       if (hosts.size() != known) {
         write_file_atomically(out_dir + "/env.json", env_json(id, command_line, configs.front().seed, hosts, ceilings));
       }
+    } else if (!data) {
+      status_only("failed: " + data_error);
+    } else if (const std::string misfit = check_data_fits(c, *data); !misfit.empty()) {
+      status_only("failed: " + misfit);
     } else {
+      sink.rows.clear();
       try {
         o = run_configuration(c, *data, job, id, progress, sink);
       } catch (const Interrupted& e) {
         stopped_by = e.signal();
+        o.rows = sink.rows;  // the repetitions that finished before the signal are in results.csv
+      } catch (const OutputError&) {
+        log_rows(c, sink.rows);  // results.csv keeps them: so does the log, as far as it can
+        flush_log();
+        throw;
       }
     }
+    log_rows(c, o.rows);
     if (!stopped_by) stopped_by = interrupt_signal();
     if (stopped_by) {
       std::fprintf(log, "interrupted by %s during configuration %zu of %zu (%s %s): the rows of finished "
@@ -470,11 +537,6 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       std::fprintf(stderr, "trainbench: interrupted by %s during configuration %zu of %zu; rows written so far "
                    "are kept in %s/results.csv\n",
                    signal_name(stopped_by).c_str(), i + 1, configs.size(), out_dir.c_str());
-    }
-    for (const ResultRow& r : o.rows) {
-      std::fprintf(log, "  rep %lld: %s samples/s=%.4g final_loss=%.6g\n", static_cast<long long>(r.repetition),
-                   r.status.c_str(), r.samples_per_s, r.final_loss);
-      if (r.status.rfind("failed", 0) == 0) std::fprintf(stderr, "trainbench: %s %s: %s\n", c.workload.c_str(), c.backend.c_str(), r.status.c_str());
     }
     flush_log();
     any_failed |= o.failed;

@@ -27,7 +27,24 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 8;
 
+// Why `path` cannot be a suite file, or "" (a missing file is left to the open's message).
+// Only a regular file: a folder reads as empty ("no entries"), and /dev/zero or a FIFO
+// would be read forever (found by fuzzing).
+std::string not_a_suite_file(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) return "";
+  if (std::filesystem::is_directory(st)) {
+    return "is a directory (expected a .suite file, e.g. bench/suites/quick.suite)";
+  }
+  if (!std::filesystem::is_regular_file(st)) return "not a regular file";
+  return "";
+}
+
 std::vector<SuiteEntry> parse_suite_at(const std::string& path, int depth) {
+  if (depth == 0) {
+    if (const std::string why = not_a_suite_file(path); !why.empty()) throw UsageError(path + ": " + why);
+  }
   std::ifstream in(path);
   if (!in) throw UsageError(path + ": cannot open suite file: " + std::strerror(errno));
   std::vector<SuiteEntry> entries;
@@ -50,11 +67,8 @@ std::vector<SuiteEntry> parse_suite_at(const std::string& path, int depth) {
           throw UsageError("include: more than " + std::to_string(kMaxIncludeDepth) + " levels (a file includes itself?)");
         }
         const std::filesystem::path inc = std::filesystem::path(path).parent_path() / rest[0];
-        // Only a regular file: /dev/zero or a FIFO would be read forever (found by fuzzing).
-        std::error_code ec;
-        const std::filesystem::file_status st = std::filesystem::status(inc, ec);
-        if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-          throw UsageError("include: " + inc.string() + ": not a regular file");
+        if (const std::string why = not_a_suite_file(inc.string()); !why.empty()) {
+          throw UsageError("include: " + inc.string() + ": " + why);
         }
         std::vector<SuiteEntry> more = parse_suite_at(inc.string(), depth + 1);
         entries.insert(entries.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));

@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <cstdlib>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/mpi_launch.h"
 
@@ -62,6 +66,34 @@ inline ShellResult trainbench(const std::string& args) { return shell(std::strin
 inline std::string mpirun(int np) {
   std::string s;
   for (const std::string& w : mpirun_prefix(np)) s += w + " ";
+  return s;
+}
+
+// `base` (" --flag value --switch ...") with the flags of `extra` put in, since trainbench
+// refuses a flag given twice: a flag base has takes extra's value, the others are added at
+// the end. A word after a flag is its value unless it starts with "--". Leading space kept.
+inline std::string with_flags(const std::string& base, const std::string& extra) {
+  using Flags = std::vector<std::pair<std::string, std::string>>;  // (flag, " value" or "")
+  const auto parse = [](const std::string& s) {
+    std::istringstream in(s);
+    std::vector<std::string> w;
+    for (std::string t; in >> t;) w.push_back(t);
+    Flags f;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const bool valued = i + 1 < w.size() && w[i + 1].rfind("--", 0) != 0;
+      f.emplace_back(w[i], valued ? " " + w[i + 1] : "");
+      i += valued;
+    }
+    return f;
+  };
+  Flags out = parse(base);
+  for (const auto& [flag, value] : parse(extra)) {
+    const auto same = std::find_if(out.begin(), out.end(), [&](const auto& f) { return f.first == flag; });
+    if (same != out.end()) same->second = value;
+    else out.emplace_back(flag, value);
+  }
+  std::string s;
+  for (const auto& [flag, value] : out) s += " " + flag + value;
   return s;
 }
 

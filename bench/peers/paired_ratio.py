@@ -59,7 +59,7 @@ import subprocess
 import sys
 
 import disturbance
-from run_peers import parse_suite, split_flags, torch_importable
+from run_peers import parse_suite, split_flags, torch_importable, without
 from json_out import write_json
 from perf_summary import TARGETS, groups
 
@@ -264,7 +264,7 @@ def pair_all(args, entries):
         export_dir = os.path.join(args.results, f".paired-export-{name}")
         shutil.rmtree(export_dir, ignore_errors=True)
         try:
-            cmd = [args.trainbench, "export", *flags, "--workload", name, "--out", export_dir]
+            cmd = [args.trainbench, "export", *without(flags, "--workload"), "--workload", name, "--out", export_dir]
             if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
                 print(f"paired_ratio.py: {name}: export failed: {' '.join(cmd)}", file=sys.stderr)
                 rc = 1
@@ -383,7 +383,9 @@ def pair_round(args, flags, name, t, export_dir, csv_path, r):
     repetition, in the order the round's parity says. Returns ({backend: samples/s, None
     for a failed run}, cpu-omp's thread count or None, [a line per failed run], {backend:
     its run's disturbance share (row_share), None where unknown})."""
-    cmds = {"cpu-omp": [args.trainbench, "run", *flags, "--workload", name, "--backend", "cpu-omp",
+    # Each flag once (trainbench refuses a repeat): the suite's --reps gives way to one repetition.
+    mine = without(flags, "--workload", "--reps", "--no-ceilings")
+    cmds = {"cpu-omp": [args.trainbench, "run", *mine, "--workload", name, "--backend", "cpu-omp",
                         "--threads", t, "--reps", "1", "--no-ceilings", "--out", csv_path],
             "torch-cpu": [args.python, os.path.join(HERE, "pytorch_train.py"), export_dir, "--results", csv_path,
                           "--devices", "cpu", "--threads", t, "--reps", "1"]}

@@ -44,7 +44,7 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST_FLAGS = {"--backend", "--backends", "--threads", "--world-sizes", "--workers"}  # not export flags
-NO_VALUE = {"--shuffle", "--drop-last", "--no-overlap", "--deterministic"}
+NO_VALUE = {"--shuffle", "--drop-last", "--no-overlap", "--deterministic", "--cuda-graph", "--no-ceilings"}
 
 
 def parse_suite(path, depth=0):
@@ -71,25 +71,36 @@ def parse_suite(path, depth=0):
     return entries
 
 
-def split_flags(tokens):
-    """-> (export tokens, {list flag: value}); the last value of a repeated flag wins."""
-    keep, lists, i = [], {}, 0
+def _flag_words(tokens):
+    """(name, its words, its value) for each flag of a token list, in order."""
+    i = 0
     while i < len(tokens):
         tok = tokens[i]
         name, eq, inline = tok.partition("=")
-        if name in LIST_FLAGS:
-            if eq:
-                lists[name] = inline
-            else:
-                lists[name] = tokens[i + 1] if i + 1 < len(tokens) else ""
-                i += 1
+        if eq or name in NO_VALUE or i + 1 >= len(tokens):
+            yield name, [tok], inline
         else:
-            keep.append(tok)
-            if not eq and name not in NO_VALUE and i + 1 < len(tokens):
-                keep.append(tokens[i + 1])
-                i += 1
+            yield name, tokens[i:i + 2], tokens[i + 1]
+            i += 1
         i += 1
-    return keep, lists
+
+
+def split_flags(tokens):
+    """-> (export tokens, {list flag: value}). A flag given again (an entry overriding its
+    suite's defaults) replaces the earlier value, as harness/suite_file.cpp reads it: the
+    tokens hold each flag once, since trainbench refuses a flag given twice on one line."""
+    keep, lists = {}, {}
+    for name, words, value in _flag_words(tokens):
+        if name in LIST_FLAGS:
+            lists[name] = value
+        else:
+            keep[name] = words  # the first one's place, the last one's value
+    return [w for words in keep.values() for w in words], lists
+
+
+def without(flags, *names):
+    """flags less the flags `names` (with their values): those the caller sets itself."""
+    return [w for name, words, _ in _flag_words(flags) if name not in names for w in words]
 
 
 def free_port():
@@ -204,7 +215,7 @@ def main(argv):
         export_dir = os.path.join(args.results, f".peer-export-{name}")
         shutil.rmtree(export_dir, ignore_errors=True)
         try:
-            cmd = [args.trainbench, "export", *flags, "--workload", name, "--out", export_dir]
+            cmd = [args.trainbench, "export", *without(flags, "--workload"), "--workload", name, "--out", export_dir]
             r = subprocess.run(cmd, stdout=subprocess.DEVNULL)
             if r.returncode != 0:
                 print(f"run_peers.py: {name}: export failed (exit {r.returncode}): {shlex.join(cmd)}",

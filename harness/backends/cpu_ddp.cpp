@@ -69,6 +69,12 @@ class CpuDdpTrainer final : public StepTrainer {
   std::vector<float> params() const override { return model_.params(); }
   std::string precision() const override { return "fp32"; }
   int64_t allreduce_bytes_per_step() const override { return reducer_->bytes_per_step(); }
+  // --deterministic gathers every leaf's gradient (kLeaves x 4P bytes on each rank) instead
+  // of all-reducing one: all-gather bus bytes, (n-1)/n of the gathered result.
+  double bus_bytes_per_step(int n) const override {
+    if (!cfg_.deterministic) return StepTrainer::bus_bytes_per_step(n);
+    return n > 1 ? static_cast<double>(n - 1) / n * kLeaves * static_cast<double>(allreduce_bytes_per_step()) : 0;
+  }
   double allreduce_busy_s() const override { return last_busy_s_; }
   int64_t allreduce_steps() const override { return last_busy_steps_; }
 
@@ -192,13 +198,14 @@ class CpuDdpTrainer final : public StepTrainer {
       std::copy(grads.begin(), grads.end(), out);
       phases_.backward_s += sw.lap();
     }
+    // busbw's t is the gradients' all-gather; the loss values' (8 bytes a leaf) is exposed
+    // communication but not gradient bandwidth, as the loss sum is outside it in step_or_throw.
     Stopwatch c;
     comm_->allgather(leaf_grads_.data(), per_rank * p, all_grads_.data());
-    comm_->allgather(leaf_loss_.data(), per_rank, all_loss_.data());
-    const double waited = c.seconds();
-    busy_s_ += waited;
+    busy_s_ += c.seconds();
     ++busy_steps_;
-    phases_.comm_s += waited;
+    comm_->allgather(leaf_loss_.data(), per_rank, all_loss_.data());
+    phases_.comm_s += c.seconds();
     sw.lap();
     tree_sum(all_grads_.data(), kLeaves, p);
     tree_sum(all_loss_.data(), kLeaves, 1);

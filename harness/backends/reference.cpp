@@ -102,7 +102,7 @@ class ReferenceTrainer final : public StepTrainer {
     velocity_.assign(params.size(), 0.0);
   }
   std::vector<float> params() const override { return {params_.begin(), params_.end()}; }
-  std::string precision() const override { return "fp64"; }
+  std::string precision() const override { return kOraclePrecision; }
 
   EvalResult evaluate() override {
     constexpr int64_t kChunk = 1024;

@@ -51,7 +51,8 @@ std::vector<float> train(const std::string& prefix, const std::string& backend, 
                          const std::string& name, const std::string& workload = kWorkload) {
   const std::string params = (fs::path(TB_TEST_TMPDIR) / (name + ".params")).string();
   fs::remove(params);
-  const Result r = sh(prefix + TB_TRAINBENCH_EXE + " run --backend " + backend + workload + " " + extra +
+  // extra may override the workload's flags (ShardEdgeCasesMatchReference: --samples, --batch).
+  const Result r = sh(prefix + TB_TRAINBENCH_EXE + " run --backend " + backend + tb::test::with_flags(workload, extra) +
                       " --save-params " + params);
   EXPECT_EQ(r.code, 0) << r.out;
   return r.code == 0 ? tb::read_params_file(params) : std::vector<float>{};
@@ -169,7 +170,7 @@ TEST_F(CudaDdp, BucketSizeAndOverlapDoNotChangeTheResult) {
 TEST_F(CudaDdp, AHungRankEndsTheJobWithinTheDeadline) {
   if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs, found " << gpus_;
   const Result r = sh("TB_FAULT=rank=1,step=3,kind=hang timeout 120 " + mpirun(2) + TB_TRAINBENCH_EXE +
-                      " run --backend cuda-ddp" + kWorkload + " --comm-timeout 3");
+                      " run --backend cuda-ddp" + tb::test::with_flags(kWorkload, "--comm-timeout 3"));
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.code, 124) << "hang guard: the job ran 120 s\n" << r.out;
   const double after = tb::test::seconds_after_fault(r);  // from the fault, not the job's start

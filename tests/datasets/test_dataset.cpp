@@ -71,6 +71,7 @@ TEST(Dataset, LoadDatasetDispatchesSynthetic) {
   const Dataset ds = load_dataset(s);
   EXPECT_EQ(ds.task, Task::kRegression);
   EXPECT_EQ(ds.description, "synthetic-regression(seed=9,noise=0.1)");
+  EXPECT_EQ(dataset_description(s), ds.description);  // the same words without the data
   EXPECT_EQ(ds.x, make_synthetic(s).x);
 
   DatasetSpec c = parse_dataset_arg("synthetic-classification");
@@ -81,6 +82,7 @@ TEST(Dataset, LoadDatasetDispatchesSynthetic) {
   EXPECT_EQ(dc.task, Task::kClassification);
   EXPECT_EQ(dc.labels.size(), 64u);
   EXPECT_EQ(dc.description, "synthetic-classification(seed=1)");
+  EXPECT_EQ(dataset_description(c), dc.description);
 }
 
 TEST(Dataset, LoadDatasetDispatchesCsv) {
@@ -95,6 +97,7 @@ TEST(Dataset, LoadDatasetDispatchesCsv) {
   EXPECT_EQ(ds.labels, (std::vector<int32_t>{2, 0}));
   EXPECT_EQ(ds.x, (std::vector<float>{1, 3, 4, 6}));
   EXPECT_EQ(ds.description, "csv:" + path);
+  EXPECT_EQ(dataset_description(s), ds.description);
 }
 
 TEST(Dataset, LoadDatasetUnknownKindThrows) {

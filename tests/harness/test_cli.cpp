@@ -119,6 +119,49 @@ TEST(Suite, AListFlagNamesEachValueOnce) {
   }
 }
 
+// No flag is documented as repeatable: the second value used to replace the first in silence.
+TEST(Cli, AFlagGivenTwiceIsRefusedNamingIt) {
+  expect_usage_error({"--lr", "0.1", "--lr", "0.2"}, "--lr given twice");
+  expect_usage_error({"--lr=0.1", "--lr", "0.1"}, "--lr given twice");  // the same value, still a mistake
+  expect_usage_error({"--shuffle", "--epochs", "2", "--shuffle"}, "--shuffle given twice");
+  RunFlags f;
+  EXPECT_THROW(parse_run_flags({"--backends", "cpu-omp", "--backend", "reference"}, true, &f), UsageError);
+  // A suite entry overrides its defaults (parsed apart), and one line may not repeat a flag.
+  const std::string p = std::string(TB_TEST_TMPDIR) + "/twice.suite";
+  std::ofstream(p) << "defaults: --lr 0.05\n"
+                      "a: --model linear --layers 8,1 --samples 64 --batch 16 --lr 0.2\n";
+  const std::vector<SuiteEntry> e = parse_suite(p);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_DOUBLE_EQ(e[0].flags.config.lr, 0.2);
+  std::ofstream(p) << "a: --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --epochs 2\n";
+  try {
+    parse_suite(p);
+    ADD_FAILURE() << "expected UsageError";
+  } catch (const UsageError& err) {
+    EXPECT_NE(std::string(err.what()).find("twice.suite:1: --epochs given twice"), std::string::npos) << err.what();
+  }
+}
+
+// Dataset flags that do not apply to the data were ignored in silence.
+TEST(Cli, ADatasetFlagThatDoesNotApplyIsRefusedSayingWhy) {
+  expect_usage_error({"--task", "classification"}, "--task: applies to csv datasets only (synthetic-regression");
+  expect_usage_error({"--dataset", "synthetic-classification", "--layers", "8,3", "--task", "regression"},
+                     "--task: applies to csv datasets only");
+  expect_usage_error({"--dataset", "idx:a,b", "--layers", "784,10", "--task", "regression"},
+                     "(idx data is classification");
+  expect_usage_error({"--target", "y"}, "--target: applies to csv datasets only");
+  expect_usage_error({"--dataset", "idx:a,b", "--layers", "784,10", "--target", "y"}, "--target: applies to csv");
+  expect_usage_error({"--dataset", "csv:x.csv", "--noise", "0.5"},
+                     "--noise: applies to synthetic regression data only (this run's data is csv");
+  expect_usage_error({"--model", "mlp", "--noise", "0.5"}, "synthetic-classification, whose labels carry no noise");
+  // Where they apply, they are taken.
+  EXPECT_FLOAT_EQ(parse({"--noise", "0.5"}).config.data.noise, 0.5f);
+  const RunFlags csv =
+      parse({"--dataset", "csv:x.csv", "--layers", "3,4", "--task", "classification", "--target", "y"});
+  EXPECT_EQ(csv.config.data.task, Task::kClassification);
+  EXPECT_EQ(csv.config.data.target, "y");
+}
+
 TEST(Suite, ParsesDefaultsAndExpandsBackendsAndThreads) {
   const std::string p = std::string(TB_TEST_TMPDIR) + "/s1.suite";
   std::ofstream(p) << "# comment line\n"

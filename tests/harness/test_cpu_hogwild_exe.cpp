@@ -96,7 +96,8 @@ TEST(CpuHogwildExe, RowsSayWhatRan) {
 
 TEST(CpuHogwildExe, OneWorkerSavesCpuOmpsParameters) {
   const std::string out = tmp("hog-one.csv"), a = tmp("omp.params"), b = tmp("hog.params");
-  const std::string flags = std::string(kSmall) + " --momentum 0.9 --weight-decay 0.001 --threads 2 --out " + out;
+  const std::string flags =
+      test::with_flags(kSmall, "--threads 2") + " --momentum 0.9 --weight-decay 0.001 --out " + out;
   ASSERT_EQ(test::trainbench("run --backend cpu-omp --save-params " + a + flags).code, 0);
   ASSERT_EQ(test::trainbench("run --backend cpu-hogwild --workers 1 --save-params " + b + flags).code, 0);
   std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);

@@ -22,8 +22,10 @@
 #include <thread>
 #include <vector>
 
+#include "harness/backend.h"
 #include "harness/csv_writer.h"
 #include "harness/result_row.h"
+#include "tests/csv_rows.h"
 #include "tests/shell.h"
 
 extern char** environ;
@@ -173,6 +175,36 @@ TEST(SuiteSignals, SigtermEndsTheSuiteAndItsMpiJobAndKeepsTheRows) {
       << slurp(dir + "/log.txt");
 }
 
+// log.txt agrees with results.csv: each row in order, one that did not run with its
+// reason (it said "samples/s=0 final_loss=0"), and the finished repetitions of the
+// configuration a signal interrupted (they were missing).
+TEST(SuiteSignals, LogTxtListsEveryRowOfResultsCsvAlsoWhenInterrupted) {
+  const std::string dir = tmp("log-rows"), suite = tmp("log-rows.suite");
+  std::string slow;
+  for (const std::string& w : kLongRun) slow += " " + w;
+  std::ofstream(suite) << "big: --model linear --layers 1000,1 --samples 60000000 --batch 100 --epochs 1 --warmup 0 "
+                          "--reps 1 --backends cpu-omp --threads 1\n"
+                       << "slow:" << slow << " --backends cpu-omp\n";
+  Child c({"suite", suite, "--no-ceilings", "--out", dir}, dir + ".log");
+  ASSERT_TRUE(wait_for_rows(dir + "/results.csv", 4)) << slurp(dir + ".log");
+  ::kill(c.pid, SIGINT);
+  EXPECT_EQ(c.wait_for(60), 130) << slurp(dir + ".log");
+  const auto rows = tb::test::csv_rows(dir + "/results.csv");
+  ASSERT_GE(rows.size(), 4u);
+  std::vector<std::string> logged;
+  std::istringstream log(slurp(dir + "/log.txt"));
+  for (std::string line; std::getline(log, line);) {
+    if (line.rfind("  rep ", 0) == 0) logged.push_back(line);
+  }
+  ASSERT_EQ(logged.size(), rows.size()) << slurp(dir + "/log.txt");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string& status = rows[i].at("status");
+    EXPECT_EQ(logged[i].rfind("  rep " + rows[i].at("repetition") + ": " + status, 0), 0u) << logged[i];
+    EXPECT_EQ(logged[i].find("samples/s=") != std::string::npos, status == "ok") << logged[i];
+  }
+  EXPECT_EQ(rows[0].at("status").rfind("failed: out of host memory", 0), 0u);
+}
+
 // A file size limit (as a full disk): the failed row is cut off, one line, exit 74.
 TEST(FullDisk, AFailedAppendLeavesTheFileAtItsLastWholeRowAndExits74) {
   const std::string out = tmp("fsize.csv");
@@ -185,6 +217,43 @@ TEST(FullDisk, AFailedAppendLeavesTheFileAtItsLastWholeRowAndExits74) {
   EXPECT_NE(r.out.find("ends at its last complete row"), std::string::npos) << r.out;
   EXPECT_GE(whole_rows(out), 1u);
   EXPECT_LE(fs::file_size(out), 16384u);
+}
+
+// A full disk before the first row (a file size limit of 0 KiB: the header cannot be
+// written; of 2 KiB: the header can, its env.json cannot): exit 74, one line naming the
+// file, and nothing half-written left behind, neither an empty CSV nor a bare header.
+TEST(FullDisk, ARunOrSuiteThatCannotStartLeavesNoFileBehind) {
+  const auto limited = [](const std::string& kib, const std::string& args) {
+    return tb::test::shell("bash -c 'ulimit -f " + kib + "; " + std::string(TB_TRAINBENCH_EXE) + " " + args + "'");
+  };
+  for (const std::string kib : {"0", "2"}) {
+    const std::string out = tmp("start-" + kib + ".csv");
+    const ShellResult r = limited(kib, "run --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --reps 1 "
+                                       "--no-ceilings --out " + out);
+    EXPECT_EQ(r.code, 74) << r.out;
+    EXPECT_NE(r.out.find(out + (kib == "0" ? "" : ".env.json") + ": write failed: File too large"),
+              std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << kib << " KiB";
+    EXPECT_FALSE(fs::exists(out + ".env.json")) << kib << " KiB";
+    for (const auto& e : fs::directory_iterator(TB_TEST_TMPDIR)) {
+      EXPECT_EQ(e.path().filename().string().rfind("start-" + kib + ".csv", 0), std::string::npos) << e.path();
+    }
+  }
+  // A suite: the folder it made goes; a folder that was there keeps only what it held.
+  const std::string made = tmp("start-suite"), there = tmp("start-there");
+  fs::create_directories(there);
+  std::ofstream(there + "/notes.txt") << "mine\n";
+  for (const std::string& dir : {made, there}) {
+    const ShellResult r =
+        limited("0", "suite " + std::string(TB_SOURCE_DIR) + "/bench/suites/quick.suite --no-ceilings --out " + dir);
+    EXPECT_EQ(r.code, 74) << r.out;
+    EXPECT_NE(r.out.find(dir + "/results.csv: write failed: File too large"), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(made));
+  for (const char* name : {"results.csv", "curves.csv", "env.json", "log.txt"}) {
+    EXPECT_FALSE(fs::exists(there + "/" + name)) << name;
+  }
+  EXPECT_EQ(slurp(there + "/notes.txt"), "mine\n");
 }
 
 // A real full file system (a 20 KiB tmpfs: five pages, one each for the lock, results.csv and
@@ -221,6 +290,27 @@ TEST(OutDir, ASecondSuiteOnTheSameFolderIsRefusedNamingTheHolder) {
   const ShellResult again = run("suite " + suite + " --out " + dir);
   EXPECT_EQ(again.code, 2) << again.out;
   EXPECT_NE(again.out.find("already holds the results of another run"), std::string::npos) << again.out;
+}
+
+// `run --out` into a suite's results.csv mixed a second run into the suite's folder, whose
+// env.json describes its own run only: refused, nothing written. A file of its own in the
+// folder (as make perf's paired.csv) is allowed.
+TEST(OutDir, ARunIntoASuitesResultsIsRefused) {
+  const std::string dir = tmp("suite-folder"), suite = tmp("suite-folder.suite");
+  const std::string small = "--model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --warmup 0 --reps 1";
+  std::ofstream(suite) << "s: " << small << " --backends cpu-omp --threads 1\n";
+  ASSERT_EQ(run("suite " + suite + " --no-ceilings --out " + dir).code, 0);
+  const std::string before = slurp(dir + "/results.csv");
+  for (const char* name : {"results.csv", "curves.csv"}) {
+    const ShellResult r = run("run " + small + " --no-ceilings --out " + dir + "/" + name);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("--out: '" + dir + "' is a suite's folder"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir + "/" + name + ".env.json"));
+  }
+  EXPECT_EQ(slurp(dir + "/results.csv"), before);
+  const ShellResult own = run("run " + small + " --no-ceilings --out " + dir + "/extra.csv");
+  EXPECT_EQ(own.code, 0) << own.out;
+  EXPECT_EQ(whole_rows(dir + "/extra.csv"), 1u);
 }
 
 // Two suites started together without --out (two terminals, two CI jobs on one runner):
@@ -323,6 +413,69 @@ TEST(HostMemory, ASizeThatCannotFitIsAFailedRowWithTheNumbers) {
   EXPECT_NE(slurp(out).find(" MiB, available "), std::string::npos) << slurp(out);
 }
 
+// A suite checks every configuration as `run` does, before making its data: a failed row
+// with the numbers (it was `failed: std::bad_alloc`, or the kernel's OOM killer), and the
+// suite goes on; a multi-process entry counts every rank the suite starts on this host.
+TEST(HostMemory, ASuiteEntryThatCannotFitIsAFailedRowWithTheNumbersAndTheSuiteGoesOn) {
+  const std::string suite = tmp("mem.suite"), dir = tmp("mem-suite");
+  // 1000 x 60M floats: 240 GB of data.
+  std::ofstream(suite) << "big: --model linear --layers 1000,1 --samples 60000000 --batch 100 --epochs 1 --warmup 0 "
+                          "--reps 1 --backends reference,cpu-omp,cpu-ddp --world-sizes 2 --threads 1\n"
+                          "small: --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --warmup 0 --reps 1 "
+                          "--backends cpu-omp --threads 1\n";
+  const ShellResult r = run("suite " + suite + " --no-ceilings --out " + dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto rows = tb::test::csv_rows(dir + "/results.csv");
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  const tb::Backend* ddp = tb::find_backend("cpu-ddp");
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string& status = rows[i].at("status");
+    if (rows[i].at("backend") == "cpu-ddp" && !ddp->availability().ok) {
+      EXPECT_EQ(status.rfind("skipped: ", 0), 0u) << status;  // built without MPI
+      continue;
+    }
+    EXPECT_EQ(status.rfind("failed: out of host memory (needs ~", 0), 0u) << rows[i].at("backend") << ": " << status;
+    EXPECT_NE(status.find(" MiB, available "), std::string::npos) << status;
+  }
+  EXPECT_EQ(rows[2].at("world_size"), "2");
+  EXPECT_EQ(rows[3].at("workload"), "small");
+  EXPECT_EQ(rows[3].at("status"), "ok");
+  EXPECT_FALSE(fs::exists(dir + "/.worker-2")) << "no job launched for a configuration that cannot fit";
+}
+
+// export makes the whole dataset too: the same check, exit 1, nothing written.
+TEST(HostMemory, AnExportThatCannotFitSaysSoAndWritesNothing) {
+  const std::string dir = tmp("mem-export");
+  const ShellResult r = run("export --model linear --layers 1000,1 --samples 60000000 --batch 100 --out " + dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("export: out of host memory (needs ~"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+  for (const auto& e : fs::directory_iterator(TB_TEST_TMPDIR)) {
+    EXPECT_EQ(e.path().filename().string().rfind(".mem-export.tmp-", 0), std::string::npos) << e.path();
+  }
+}
+
+// A failed row's descriptive cells are those of the configuration's rows that ran: the
+// float64 reference's said fp32, and the dataset lacked its seed and noise.
+TEST(HostMemory, AFailedRowDescribesItsConfigurationAsTheRowsThatRan) {
+  const std::string out = tmp("mem-ref.csv");
+  const std::string ref = "run --backend reference --model linear --layers 1000,1 --batch 100 --epochs 1 --warmup 0 "
+                          "--reps 1 --out " + out;
+  ShellResult r = run(ref + " --samples 60000000");  // 240 GB of data
+  EXPECT_EQ(r.code, 1) << r.out;
+  r = run(ref + " --samples 200");
+  EXPECT_EQ(r.code, 0) << r.out;
+  const auto rows = tb::test::csv_rows(out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("status").rfind("failed: out of host memory (needs ~", 0), 0u) << rows[0].at("status");
+  EXPECT_EQ(rows[1].at("status"), "ok");
+  for (const char* cell : {"precision", "dataset", "task", "devices", "world_size", "threads", "oracle"}) {
+    EXPECT_EQ(rows[0].at(cell), rows[1].at(cell)) << cell;
+  }
+  EXPECT_EQ(rows[0].at("precision"), "fp64");
+  EXPECT_EQ(rows[0].at("dataset"), "synthetic-regression(seed=1,noise=0.1)");
+}
+
 TEST(Launch, ASingleProcessBackendStartedAsSeveralRanksIsRefused) {
   const ShellResult r = tb::test::shell("OMPI_COMM_WORLD_SIZE=2 " + std::string(TB_TRAINBENCH_EXE) +
                                         " run --backend cpu-omp --samples 64 --batch 16");
@@ -347,9 +500,10 @@ TEST(Help, HelpCommandIsTheCommandsHelpAndExportListsOnlyWorkloadFlags) {
 namespace {
 
 TEST(DataFiles, ADirectoryIsOneLineExitTwoAndAHugeCellIsCut) {
-  for (const std::string& spec : {"csv:" + std::string(TB_TEST_TMPDIR), "idx:" + std::string(TB_TEST_TMPDIR) + "," +
-                                                                          std::string(TB_TEST_TMPDIR)}) {
-    const ShellResult r = run("run --model linear --layers 4,2 --task classification --dataset " + spec);
+  // (--task applies to csv only: idx data is classification by its labels file.)
+  for (const std::string& spec : {"csv:" + std::string(TB_TEST_TMPDIR) + " --task classification",
+                                  "idx:" + std::string(TB_TEST_TMPDIR) + "," + std::string(TB_TEST_TMPDIR)}) {
+    const ShellResult r = run("run --model linear --layers 4,2 --dataset " + spec);
     EXPECT_EQ(r.code, 2) << spec << ": " << r.out;
     EXPECT_NE(r.out.find("is a directory (expected a file)"), std::string::npos) << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;

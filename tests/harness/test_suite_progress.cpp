@@ -60,7 +60,7 @@ TEST(SuiteProgress, TbProgressForcesTheLineOnOrOff) {
 TEST(SuiteProgress, EachLineFitsTheTerminalAndCiFalseIsNotCi) {
   if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "util-linux `script` not installed";
   const std::string out = on_a_terminal("stty cols 60; CI=false " + std::string(TB_TRAINBENCH_EXE) +
-                                        " run --backend cpu-omp --model mlp --layers 64,128,10 --task classification "
+                                        " run --backend cpu-omp --model mlp --layers 64,128,10 "
                                         "--samples 20000 --batch 32 --epochs 2 --reps 1 --warmup 0 --out " +
                                         tmp("narrow.csv"));
   ASSERT_NE(out.find("ETA"), std::string::npos) << out;

@@ -17,6 +17,7 @@
 
 #include "harness/mpi_launch.h"
 #include "tests/csv_rows.h"
+#include "tests/json_file.h"
 #include "tests/shell.h"
 
 namespace {
@@ -109,6 +110,59 @@ TEST(TrainbenchExe, BadInputExitsTwoWithOneLineAndWritesNothing) {
   }
   EXPECT_EQ(run("frob").code, 2);
   EXPECT_EQ(run("run --out /nonexistent-dir/x.csv --samples 100 --batch 10").code, 2);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Appending to a results file replaced its env.json with the new run's: the earlier rows
+// lost their environment. The file's env.json is kept and lists the run appended (with the
+// settings it chose through the environment); a run of another build or machine, or onto
+// an env.json that cannot be read, is refused: exit 2, nothing written.
+TEST(TrainbenchExe, AppendingKeepsTheEarlierRowsEnvJsonAndListsTheRunAppended) {
+  using nlohmann::json;
+  const std::string out = tmp("env-append.csv"), env = out + ".env.json";
+  ASSERT_EQ(run(std::string("run --backend reference --no-ceilings ") + kSmall + " --out " + out).code, 0);
+  const json first = tb::test::read_json_file(env);
+  const Result second = tb::test::shell("OMP_PROC_BIND=close " + std::string(TB_TRAINBENCH_EXE) +
+                                        " run --backend cpu-omp --threads 1 --no-ceilings " + kSmall + " --out " + out);
+  ASSERT_EQ(second.code, 0) << second.out;
+  json kept = tb::test::read_json_file(env);
+  ASSERT_TRUE(kept.contains("appended_runs")) << kept.dump(1);
+  ASSERT_EQ(kept["appended_runs"].size(), 1u);
+  const json added = kept["appended_runs"][0];
+  kept.erase("appended_runs");
+  EXPECT_EQ(kept, first) << "the earlier rows' env.json is kept as it was";
+  const auto rows = tb::test::csv_rows(out);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0].at("run_id"), first["run_id"].get<std::string>());
+  EXPECT_EQ(rows[5].at("run_id"), added["run_id"].get<std::string>());
+  EXPECT_NE(added["run_id"], first["run_id"]);
+  EXPECT_NE(added["command_line"].get<std::string>().find("--backend cpu-omp"), std::string::npos) << added.dump(1);
+  EXPECT_EQ(added["openmp"]["proc_bind"], "close");
+  EXPECT_EQ(added["seed"], 1);
+
+  // Rows of another build (here: another commit): this run is refused before training.
+  json other = tb::test::read_json_file(env);
+  other["git"]["commit"] = "0000000000000000000000000000000000000000";
+  std::ofstream(env) << other.dump(2);
+  const std::string rows_before = slurp(out), env_before = slurp(env);
+  Result r = run(std::string("run --backend cpu-omp --threads 1 --no-ceilings ") + kSmall + " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--out: cannot append to " + out + ": " + env + ", the environment of its rows, differs from "
+                       "this run's (git.commit: '0000000000000000000000000000000000000000' then, '"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(slurp(out), rows_before);
+  EXPECT_EQ(slurp(env), env_before);
+  std::ofstream(env) << "{\"run_id\": ";  // cut short
+  r = run(std::string("run --backend cpu-omp --threads 1 --no-ceilings ") + kSmall + " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(env + ", the environment of its rows, cannot be read"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(out), rows_before);
 }
 
 TEST(TrainbenchExe, AppendingToAFileWithAnotherHeaderIsRefused) {
@@ -209,6 +263,22 @@ TEST(TrainbenchExe, EveryCommandHasHelpAndRejectsStrayArguments) {
   EXPECT_EQ(run("backends extra").code, 2);
   EXPECT_EQ(run("devices --bogus").code, 2);
   EXPECT_EQ(run("suite").code, 2);
+  // Stray arguments after version were ignored (exit 0).
+  for (const char* stray : {"version --x", "version extra", "--version --x"}) {
+    const Result r = run(stray);
+    EXPECT_EQ(r.code, 2) << stray << ": " << r.out;
+    EXPECT_NE(r.out.find("unknown argument"), std::string::npos) << stray << ": " << r.out;
+    EXPECT_EQ(r.out.find("trainbench 0"), std::string::npos) << stray << ": " << r.out;
+  }
+  EXPECT_EQ(run("version").code, 0);
+  EXPECT_EQ(run("version --help").code, 0);
+  // A folder given for the suite file said "no entries"; say what it is (and write nothing).
+  const std::string dir = tmp("a-folder"), out = tmp("a-folder-run");
+  fs::create_directories(dir);
+  const Result r = run("suite " + dir + " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir + ": is a directory (expected a .suite file"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 void write_file(const std::string& path, const std::string& bytes) {

@@ -156,9 +156,10 @@ class CpuDdpFault : public ::testing::TestWithParam<std::string> {};
 TEST_P(CpuDdpFault, EndsTheWholeJobNonZeroWithinSecondsOfTheFault) {
   const std::string out = tmp("fault-" + GetParam() + ".csv");
   // setup fails before any step: only an abort, not the watchdog (60 s here), ends it in time.
-  const std::string deadline = GetParam() == "setup" ? " --comm-timeout 60" : " --comm-timeout 3";
+  const std::string workload =
+      tb::test::with_flags(kWorkload, GetParam() == "setup" ? "--comm-timeout 60" : "--comm-timeout 3");
   const Result r = sh("TB_FAULT=rank=1,step=3,kind=" + GetParam() + " timeout 100 " + mpirun(2) + TB_TRAINBENCH_EXE +
-                      " run --backend cpu-ddp" + kWorkload + deadline + " --out " + out);
+                      " run --backend cpu-ddp" + workload + " --out " + out);
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.code, 124) << "hang guard: the job ran 100 s\n" << r.out;
   const double after = tb::test::seconds_after_fault(r);
@@ -230,6 +231,25 @@ TEST(CpuDdp, DeterministicModeIsBitwiseEqualAcrossRunsAndWorldSizes124) {
   EXPECT_EQ(train(mpirun(4), "cpu-ddp", "--deterministic", "det4"), one) << "world size 4";
   // And it still learns what the others learn.
   expect_close(one, train("", "reference", "", "det-ref"), 1e-4, "deterministic vs reference");
+}
+
+// --deterministic exchanges the gradient by an all-gather of its 12 leaf gradients (12 x
+// allreduce_bytes_per_step on every rank): bus bandwidth (n-1)/n x 12 x bytes x steps / t,
+// t inside the gathers. It was computed as one all-reduce (2(n-1)/n x bytes), 6x too low
+// at 2 ranks. t is at most comm_s (which adds the loss values' gather), so x =
+// busbw x comm_s / (bytes x steps) >= (n-1)/n x 12 = 6; the all-reduce formula gave 1.
+TEST(CpuDdp, DeterministicBusBandwidthCountsTheAllGathersBytes) {
+  const std::string out = tmp("det-busbw.csv");
+  // 64*256+256 + 256*10+10 = 19,210 parameters: 12 x 77 KB gathered a step.
+  const Result r = sh(mpirun(2) + TB_TRAINBENCH_EXE + " run --backend cpu-ddp --deterministic --model mlp --layers "
+                      "64,256,10 --samples 1200 --batch 120 --epochs 2 --warmup 0 --reps 1 --threads 1 "
+                      "--comm-timeout 30 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const double bytes = std::stod(csv_field(out, "allreduce_bytes_per_step"));
+  EXPECT_EQ(bytes, 4.0 * 19210);
+  const double steps = 2 * 10, comm_s = std::stod(csv_field(out, "comm_s"));
+  const double x = std::stod(csv_field(out, "comm_busbw_gbps")) * 1e9 * comm_s / (bytes * steps);
+  EXPECT_GE(x, 6 * 0.999) << "busbw x comm_s / (bytes x steps), comm_s " << comm_s;
 }
 
 // Decided before anything is allocated, like any knob a configuration cannot honour:

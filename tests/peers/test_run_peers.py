@@ -190,3 +190,27 @@ def test_run_peers_reads_included_suites_as_the_harness_does(tmp_path):
     got = run_peers.parse_suite(str(tmp_path / "top.suite"))
     assert got == [("a", ["--epochs", "5", "--model", "linear", "--layers", "8,1"]),
                    ("b", ["--epochs", "2", "--model", "linear", "--layers", "8,1"])]
+
+
+def test_an_entry_overriding_its_defaults_reaches_trainbench_with_each_flag_once(tmp_path, trainbench):
+    # parse_suite puts the defaults first; trainbench refuses a flag given twice, so the
+    # entry's value replaces the default's (as harness/suite_file.cpp reads the line).
+    sys.path.insert(0, PEERS)
+    try:
+        import run_peers  # noqa: PLC0415
+    finally:
+        sys.path.remove(PEERS)
+    (tmp_path / "o.suite").write_text("defaults: --epochs 2 --reps 3 --shuffle --seed 1\n"
+                                      "e: --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 "
+                                      "--backends cpu-omp --threads 1 --seed=4 --cuda-graph\n")
+    [(name, tokens)] = run_peers.parse_suite(str(tmp_path / "o.suite"))
+    flags, lists = run_peers.split_flags(tokens)
+    assert flags == ["--epochs", "1", "--reps", "3", "--shuffle", "--seed=4", "--model", "linear",
+                     "--layers", "8,1", "--samples", "64", "--batch", "16", "--cuda-graph"]
+    assert lists == {"--backends": "cpu-omp", "--threads": "1"}
+    mine = run_peers.without(flags, "--reps", "--cuda-graph")
+    assert mine == ["--epochs", "1", "--shuffle", "--seed=4", "--model", "linear", "--layers", "8,1",
+                    "--samples", "64", "--batch", "16"]
+    run([trainbench, "export", *mine, "--workload", name, "--out", tmp_path / "x"])
+    run([trainbench, "run", *mine, "--reps", "1", "--no-ceilings", "--out", tmp_path / "r.csv"])
+    assert [r["epochs"] + "/" + r["seed"] for r in rows(tmp_path / "r.csv")] == ["1/4"]

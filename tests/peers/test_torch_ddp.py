@@ -153,6 +153,12 @@ def test_run_peers_plans_ddp_runs_from_the_suite_entry(monkeypatch):
     assert "--no_python" not in cmd and cmd[cmd.index("--devices") + 1] == "auto"
 
 
+def with_value(flags, flag, value):
+    """flags with flag's value replaced: trainbench refuses a flag given twice."""
+    i = flags.index(flag)
+    return flags[:i + 1] + [value] + flags[i + 2:]
+
+
 def test_two_torch_ddp_peer_runs_at_once(tmp_path, trainbench, torch, gloo):
     """Two run_peers.py torch-ddp runs overlapping on one machine both succeed. With
     `torchrun --standalone` both rendezvous on port 29400: the later launch finds the port
@@ -160,13 +166,14 @@ def test_two_torch_ddp_peer_runs_at_once(tmp_path, trainbench, torch, gloo):
     once the earlier launch exits while it still runs. So the short run starts first and the
     long one outlasts it by more than torchrun's 5 s monitor interval."""
     flags = {"short": FLAGS + ["--warmup", "0", "--reps", "1"],
-             "long": FLAGS + ["--warmup", "0", "--reps", "1", "--epochs", "600"]}
+             "long": with_value(FLAGS, "--epochs", "600") + ["--warmup", "0", "--reps", "1"]}
     procs = {}
     for name, f in flags.items():
         folder = tmp_path / name
         folder.mkdir()
         (folder / "t.suite").write_text(f"{name}: {' '.join(f)} --backends cpu-ddp --world-sizes 2 --threads 1\n")
-        run([trainbench, "run", "--backend", "reference", *f, "--epochs", "1", "--out", folder / "results.csv"])
+        run([trainbench, "run", "--backend", "reference", *with_value(f, "--epochs", "1"), "--out",
+             folder / "results.csv"])
     t0 = time.monotonic()
     for name in flags:
         folder = tmp_path / name
