@@ -156,8 +156,9 @@ void check_outputs(const std::string& out, const std::string& save_params) {
     const std::string name = fs::path(out).filename().string();
     if ((name == "results.csv" || name == "curves.csv") &&
         (fs::exists(parent / ".lock", ec) || fs::exists(parent / "env.json", ec))) {
-      throw UsageError("--out: '" + parent.string() + "' is a suite's folder, one run with its own env.json and run "
-                       "id: rows of this run in its " + name + " would have no environment; write them to another file");
+      throw UsageError("--out: '" + parent.string() + "' is a suite's folder, one run with its own env.json and "
+                       "run id: rows of this run in its " + name + " would have no environment; write them to another "
+                       "file");
     }
   }
   if (save_params.empty()) return;
