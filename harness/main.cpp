@@ -157,8 +157,9 @@ void check_outputs(const std::string& out, const std::string& save_params) {
     const std::string name = fs::path(out).filename().string();
     if ((name == "results.csv" || name == "curves.csv") &&
         (fs::exists(parent / ".lock", ec) || fs::exists(parent / "env.json", ec))) {
-      throw UsageError("--out: '" + parent.string() + "' is a suite's folder, one run with its own env.json and run "
-                       "id: rows of this run in its " + name + " would have no environment; write them to another file");
+      throw UsageError("--out: '" + parent.string() + "' is a suite's folder, one run with its own env.json and "
+                       "run id: rows of this run in its " + name + " would have no environment; write them to another "
+                       "file");
     }
   }
   if (save_params.empty()) return;
@@ -203,17 +204,15 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   Job job = job_for(c);
   const RunIdentity id = make_run_identity();
   std::unique_ptr<ResultFiles> files;  // rank 0 writes
-  // Too large for this host: a failed row before any data is made (every rank agrees).
-  if (const std::string why = host_memory_status(c, job); !why.empty()) {
-    RunConfig asked = c;
-    if (job.multi_rank()) asked.world_size = job.size();  // under mpirun, -np decides (as for rows that ran)
-    if (job.root()) ResultFiles(out, "").add(status_row(asked, id, why), {});
-    std::fprintf(stderr, "trainbench: %s\n", why.c_str());
-    return kExitRunFailed;
-  }
+  // Too large for this host: no data is made, and the row says so once the outputs are
+  // set up as for any run (every rank agrees).
+  const std::string short_of = host_memory_status(c, job);
   // A DDP rank generates only its rows (rank_data.h). DataError -> exit 2, nothing written.
-  const Dataset data = load_rank_dataset(c, job.rank(), job.size());
-  if (const std::string misfit = check_data_fits(c, data); !misfit.empty()) throw UsageError(misfit);
+  std::unique_ptr<Dataset> data;
+  if (short_of.empty()) {
+    data = std::make_unique<Dataset>(load_rank_dataset(c, job.rank(), job.size()));
+    if (const std::string misfit = check_data_fits(c, *data); !misfit.empty()) throw UsageError(misfit);
+  }
   const std::vector<std::string> hosts = job.gather(host_record_json());  // every node of the job
   // Appending to rows that have an env.json: it describes them and is kept (replacing it
   // lost their environment). This run joins it, listed in its "appended_runs", when it
@@ -251,6 +250,13 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
       throw;
     }
   }
+  if (!short_of.empty()) {
+    RunConfig asked = c;
+    if (job.multi_rank()) asked.world_size = job.size();  // under mpirun, -np decides (as for rows that ran)
+    if (job.root()) files->add(status_row(asked, id, short_of), {});
+    std::fprintf(stderr, "trainbench: %s\n", short_of.c_str());
+    return kExitRunFailed;
+  }
   // Each row is written as its repetition ends; with --out, one line each on stdout.
   struct Echo final : RowSink {
     ResultFiles* files = nullptr;
@@ -274,7 +280,7 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   echo.files = files.get();
   echo.print = out != "-";
   Progress progress(job.root() && Progress::auto_enabled());
-  const RunOutcome o = run_configuration(c, data, job, id, progress, echo);
+  const RunOutcome o = run_configuration(c, *data, job, id, progress, echo);
   return exit_of(o, job);  // the row is written first: an abort cannot lose it
 }
 
