@@ -170,6 +170,17 @@ void check_outputs(const std::string& out, const std::string& save_params) {
   if (::access(folder.c_str(), W_OK | X_OK) != 0) {
     throw UsageError("--save-params: cannot write into the folder '" + folder + "': " + std::strerror(errno));
   }
+  // A parameters file of an earlier run is replaced; anything else (a suite's results.csv,
+  // a typo naming another file) is recorded data, kept.
+  std::error_code size_ec;
+  if (std::ifstream in(save_params, std::ios::binary); in && fs::file_size(save_params, size_ec) > 0 && !size_ec) {
+    char magic[8] = {};
+    in.read(magic, sizeof magic);
+    if (in.gcount() != 8 || std::string(magic, 8) != "TBPARAM1") {
+      throw UsageError("--save-params: '" + save_params + "' exists and is not a parameters file (TBPARAM1): it is "
+                       "not replaced; remove it or choose another path");
+    }
+  }
   if (out != "-") {
     // Absolute first: weakly_canonical leaves a relative path none of whose parts exists
     // as it is, so "new.csv" and "./new.csv" would differ until the file is created.

@@ -376,6 +376,19 @@ TEST(Outputs, SaveParamsAndOutAreCheckedBeforeTraining) {
     EXPECT_NE(r.out.find("invalid value ''"), std::string::npos) << empty << ": " << r.out;
   }
   EXPECT_FALSE(fs::exists(out)) << "nothing written on bad input";
+  // An existing file that is not a parameters file (recorded results, say) is kept; an
+  // earlier run's parameters file is replaced.
+  const std::string kept = tmp("kept-results.csv");
+  std::ofstream(kept) << "schema_version,run_id\n2,earlier\n";
+  r = run(std::string("run") + small + " --save-params " + kept);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--save-params: '" + kept + "' exists and is not a parameters file (TBPARAM1)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(slurp(kept), "schema_version,run_id\n2,earlier\n");
+  const std::string params = tmp("again.params");
+  EXPECT_EQ(run(std::string("run") + small + " --save-params " + params).code, 0);
+  EXPECT_EQ(run(std::string("run") + small + " --save-params " + params).code, 0) << "a params file is replaced";
   // In a suite every configuration would write the one params file: run-only.
   const std::string suite = tmp("save-params.suite");
   std::ofstream(suite) << "s: --model linear --layers 8,1 --samples 64 --batch 16 --backends cpu-omp "
