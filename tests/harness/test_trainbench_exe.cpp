@@ -208,10 +208,10 @@ TEST(TrainbenchExe, LauncherPrintsTheSuitesLineAndRefusesABadCount) {
   for (const std::string& w : tb::mpirun_prefix(3)) want += (want.empty() ? "" : " ") + w;
   EXPECT_EQ(r.out, want + "\n");
   EXPECT_NE(r.out.find(" -np 3 "), std::string::npos) << r.out;
-  for (const char* bad : {"launcher 0", "launcher x", "launcher", "launcher 2 3"}) {
+  for (const char* bad : {"launcher 0", "launcher x", "launcher", "launcher 2 3", "launcher 4097"}) {
     r = run(bad);
     EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
-    EXPECT_NE(r.out.find("launcher: N: expected one positive integer"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("launcher: N: expected one integer in [1, 4096]"), std::string::npos) << r.out;
   }
 }
 
