@@ -20,6 +20,19 @@ RunFlags parse(std::vector<std::string> args) {
   return f;
 }
 
+// Writes TEXT to the suite file NAME (under the tests' scratch folder) and expects
+// parse_suite to refuse it with a UsageError containing must_contain.
+void expect_suite_error(const std::string& name, const std::string& text, const std::string& must_contain) {
+  const std::string p = std::string(TB_TEST_TMPDIR) + "/" + name;
+  std::ofstream(p) << text;
+  try {
+    parse_suite(p);
+    ADD_FAILURE() << "no error for " << text;
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(must_contain), std::string::npos) << e.what();
+  }
+}
+
 void expect_usage_error(std::vector<std::string> args, const std::string& must_contain) {
   try {
     parse(args);
@@ -102,20 +115,13 @@ TEST(Cli, BadInputNamesTheFlagAndTheAllowedValues) {
 
 // A value listed twice in a suite's list flag ran one configuration twice.
 TEST(Suite, AListFlagNamesEachValueOnce) {
-  const std::string p = std::string(TB_TEST_TMPDIR) + "/dup.suite";
   for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
            {"--backends cpu-ddp --world-sizes 2,2", "--world-sizes: invalid value '2,2' ('2' is listed twice)"},
            {"--threads 1,2,1", "--threads: invalid value '1,2,1' ('1' is listed twice)"},
            {"--backends cpu-omp,reference,cpu-omp", "--backends: invalid value 'cpu-omp,reference,cpu-omp' "
                                                     "('cpu-omp' is listed twice)"},
            {"--backends cpu-hogwild --workers 2,2", "--workers: invalid value '2,2' ('2' is listed twice)"}}) {
-    std::ofstream(p) << "a: --model linear --layers 8,1 --samples 64 --batch 16 " << flags << "\n";
-    try {
-      parse_suite(p);
-      ADD_FAILURE() << "no error for " << flags;
-    } catch (const UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
+    expect_suite_error("dup.suite", "a: --model linear --layers 8,1 --samples 64 --batch 16 " + flags + "\n", message);
   }
 }
 
@@ -133,13 +139,8 @@ TEST(Cli, AFlagGivenTwiceIsRefusedNamingIt) {
   const std::vector<SuiteEntry> e = parse_suite(p);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_DOUBLE_EQ(e[0].flags.config.lr, 0.2);
-  std::ofstream(p) << "a: --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --epochs 2\n";
-  try {
-    parse_suite(p);
-    ADD_FAILURE() << "expected UsageError";
-  } catch (const UsageError& err) {
-    EXPECT_NE(std::string(err.what()).find("twice.suite:1: --epochs given twice"), std::string::npos) << err.what();
-  }
+  expect_suite_error("twice.suite", "a: --model linear --layers 8,1 --samples 64 --batch 16 --epochs 1 --epochs 2\n",
+                     "twice.suite:1: --epochs given twice");
 }
 
 // Dataset flags that do not apply to the data were ignored in silence.
@@ -190,15 +191,10 @@ TEST(Suite, ParsesDefaultsAndExpandsBackendsAndThreads) {
 }
 
 TEST(Suite, BadLineIsReportedWithFileAndLine) {
-  const std::string p = std::string(TB_TEST_TMPDIR) + "/s2.suite";
-  std::ofstream(p) << "a: --model linear --layers 8,1 --samples 64 --batch 16\n"
-                      "b: --model linear --layers 8,1 --samples 64 --batch 0\n";
-  try {
-    parse_suite(p);
-    FAIL() << "expected UsageError";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("s2.suite:2: --batch"), std::string::npos) << e.what();
-  }
+  expect_suite_error("s2.suite",
+                     "a: --model linear --layers 8,1 --samples 64 --batch 16\n"
+                     "b: --model linear --layers 8,1 --samples 64 --batch 0\n",
+                     "s2.suite:2: --batch");
 }
 
 TEST(Suite, IncludeAddsAnotherFilesEntriesWithItsOwnDefaults) {

@@ -56,3 +56,14 @@ def cell(row, header_prefix):
         if k.startswith(header_prefix):
             return v
     raise KeyError(f"no column starting with {header_prefix!r} in {list(row)}")
+
+
+def section(html, section_id):
+    """The body of the report's <section id="section_id"> (up to its </section>)."""
+    return html.split(f'<section id="{section_id}">', 1)[1].split("</section>", 1)[0]
+
+
+def report_section(folder, section_id):
+    """section() of FOLDER/report.html."""
+    with open(f"{folder}/report.html", encoding="utf-8") as f:
+        return section(f.read(), section_id)

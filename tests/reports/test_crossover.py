@@ -21,7 +21,7 @@ import pytest
 import crossover
 import fixture_data as fx
 import render
-from htmltables import tables
+from htmltables import report_section, section as section_of, tables
 
 T1, T2 = ("cpu-omp", 1, "cpu", 1), ("cpu-omp", 1, "cpu", 2)
 CUDA, REF = ("cuda", 1, "0", 1), ("reference", 1, "cpu", 1)
@@ -111,7 +111,7 @@ def test_the_section_in_the_report(sweep_run):
     with open(os.path.join(sweep_run, "report.html"), encoding="utf-8") as f:
         html = f.read()
     assert '<a href="#crossovers">Crossovers</a>' in html
-    section = html.split('<section id="crossovers">', 1)[1].split("</section>", 1)[0]
+    section = section_of(html, "crossovers")
     assert "cpu-omp (2 thr) beats cpu-omp (1 thr) from width 256" in section
     assert "No crossover in the measured range</b> (batch 64–1024)" in section
     rows = {r["configuration"]: r for t in tables(section) for r in t}
@@ -180,8 +180,7 @@ def test_the_section_shows_the_failed_point_and_draws_no_crossing_through_it(tmp
     real = crossover.plots._png
     monkeypatch.setattr(crossover.plots, "_png", lambda fig: (figs.append(fig), real(fig))[1])
     assert render.main([folder]) == 0
-    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
-        section = f.read().split('<section id="crossovers">', 1)[1].split("</section>", 1)[0]
+    section = report_section(folder, "crossovers")
     rows = {r["configuration"]: r for t in tables(section) for r in t}
     assert rows["cpu-omp (2 thr)"]["width 256 samples/s"] == "failed: out of host memory"
     assert rows["cpu-omp (2 thr)"]["width 512 samples/s"] == "24 k"

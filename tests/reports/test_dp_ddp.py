@@ -18,7 +18,7 @@ import pytest
 
 import dp_ddp
 import fixture_data as fx
-from htmltables import tables
+from htmltables import section as section_of, tables
 from load import PHASE_COLUMNS
 
 L = fx.LINEAR
@@ -59,7 +59,7 @@ def _peer_run(folder):
 
 def _section(html):
     assert '<section id="dp-vs-ddp"><h2>DataParallel vs DDP</h2>' in html
-    return html.split('<section id="dp-vs-ddp">', 1)[1].split("</section>", 1)[0]
+    return section_of(html, "dp-vs-ddp")
 
 
 def test_only_gpu_workloads_with_both_dp_and_ddp_rows_get_a_comparison(tmp_path, with_peers):

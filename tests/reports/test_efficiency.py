@@ -15,7 +15,7 @@ import pytest
 import efficiency as eff
 import fixture_data as fx
 import render
-from htmltables import tables
+from htmltables import section as section_of, tables
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -155,7 +155,7 @@ def _render(folder):
 
 
 def _eff_table(html):
-    section = html.split('<section id="efficiency">', 1)[1].split("</section>", 1)[0]
+    section = section_of(html, "efficiency")
     return [t for t in tables(section) if t and "% of roofline" in t[0]][0]
 
 

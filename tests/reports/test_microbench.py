@@ -12,7 +12,7 @@ import re
 import fixture_data as fx
 import microbench as mb
 import render
-from htmltables import tables
+from htmltables import section as section_of, tables
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -32,7 +32,7 @@ def write(folder, name, benchmarks, executable="/x/build/bench/tb_microbench_cpu
 
 
 def _section_tables(html):
-    section = html.split('<section id="microbench">', 1)[1].split("</section>", 1)[0]
+    section = section_of(html, "microbench")
     return section, tables(section)
 
 

@@ -20,7 +20,7 @@ import fixture_data as fx
 import load
 import render
 import time_to_target
-from htmltables import tables
+from htmltables import report_section, section as section_of, tables
 from load import load_runs
 
 L = fx.LINEAR
@@ -80,7 +80,7 @@ def test_the_section_in_the_report(tmp_path):
     with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
         html = f.read()
     assert '<a href="#time-to-target">Time to target</a>' in html
-    section = html.split('<section id="time-to-target">', 1)[1].split("</section>", 1)[0]
+    section = section_of(html, "time-to-target")
     rows = {r["configuration"]: r for t in tables(section) for r in t}
     assert rows["cpu-omp (8 thr)"]["time to target (s)"] == "0.6"
     assert rows["cpu-omp (8 thr)"]["epoch"] == "2"
@@ -117,8 +117,7 @@ def test_failed_configurations_are_shown_failed_in_the_table_and_the_plot(tmp_pa
     real = time_to_target.figure
     monkeypatch.setattr(time_to_target, "figure", lambda es: figures.append(real(es)) or figures[-1])
     assert render.main([folder]) == 0
-    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
-        section = f.read().split('<section id="time-to-target">', 1)[1].split("</section>", 1)[0]
+    section = report_section(folder, "time-to-target")
     rows = {r["configuration"]: r for t in tables(section) for r in t}
     assert rows["cpu-ddp ×2 (4 thr)"]["reached"] == "failed: rank 1 exited with signal 9 (Killed)"
     assert rows["cpu-ddp ×2 (4 thr)"]["time to target (s)"] == "–"
