@@ -62,6 +62,13 @@ test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	TB_CEILINGS=0 TB_TRAINBENCH=$(abspath $(BUILD))/trainbench $(PYTHON) -m pytest -q tests/reports tests/peers tests/bench tests/ci
 
+# After the suite, only its exit 0 (all ran) or 1 (a configuration failed, its row
+# written) goes on to the steps that read its folder: bad input (2), an aborted job (3), a
+# full disk (74) or a signal (130, 143) stops the make with the suite's own status and
+# message, rather than under a line from every later step about a folder that is not there.
+SUITE_STOPS = case $$rc in 0|1) ;; *) echo "make: the suite ended with status $$rc: nothing more is run" >&2; \
+	  exit $$rc;; esac
+
 # The suite exits 1 when a run failed; PyTorch peer rows (bench/peers/) are added
 # (or recorded as skipped without torch), then the micro-benchmarks write their Google
 # Benchmark JSON into the run folder (microbench-cpu.json; on a GPU box also the CUDA
@@ -71,6 +78,7 @@ test: deps build
 # last, so it shows all of them; it is rendered even when a step failed, then make fails.
 bench: deps build
 	@rc=0; ./$(BUILD)/trainbench suite $(SUITE) --out $(RESULTS) || rc=$$?; \
+	  $(SUITE_STOPS); \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
 	  if [ -x ./$(BUILD)/bench/tb_microbench_cpu ]; then \
@@ -135,11 +143,13 @@ peers: build
 # at the large MLP's shapes, our GEMM against OpenBLAS's alternating in one process
 # (tb_gemm_vs_blas), then the targets table (perf_summary.md) and the report.
 perf: deps build
+	@./$(BUILD)/trainbench suite $(PERF_SUITE) --dry-run --out $(PERF_RESULTS) > /dev/null
 	@load0=$$(cat /proc/loadavg 2>/dev/null); stat0=$$(head -n 1 /proc/stat); t0=$$(date +%s.%N); rc=0; \
 	  mkdir -p $(PERF_RESULTS); \
 	  echo "load average before: $$load0 (numbers from a busy machine are not comparable)"; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/sgemm_rate.py --threads all --out $(PERF_RESULTS)/sgemm-before.json || rc=$$?; \
 	  $(PERF_ENV) ./$(BUILD)/trainbench suite $(PERF_SUITE) --out $(PERF_RESULTS) || rc=$$?; \
+	  $(SUITE_STOPS); \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(PERF_SUITE) --results $(PERF_RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/paired_ratio.py --suite $(PERF_SUITE) --results $(PERF_RESULTS) \

@@ -298,14 +298,16 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
 int cmd_suite(const std::vector<std::string>& args, const std::string& command_line) {
   if (wants_help(args) || args.empty()) {
     std::fprintf(args.empty() ? stderr : stdout,
-                 "usage: trainbench suite FILE [--out DIR] [--no-ceilings]\n\n"
+                 "usage: trainbench suite FILE [--out DIR] [--no-ceilings] [--dry-run]\n\n"
                  "Runs every entry of FILE (see bench/suites/) and writes DIR (default results/<run-id>/):\n"
                  "results.csv, curves.csv, env.json and log.txt. Exit 1 if any run failed.\n"
-                 "env.json's \"ceilings\" are measured first (~1 s): --no-ceilings or TB_CEILINGS=0 skips them.\n");
+                 "env.json's \"ceilings\" are measured first (~1 s): --no-ceilings or TB_CEILINGS=0 skips them.\n"
+                 "--dry-run: check FILE as the suite would (exit 2 on bad input), list its configurations\n"
+                 "(runs, or skipped: why) and exit 0, running and writing nothing.\n");
     return args.empty() ? 2 : 0;
   }
   std::string file, out;
-  bool no_ceilings = false;
+  bool no_ceilings = false, dry_run = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--out") {
       if (i + 1 >= args.size()) throw UsageError("--out: missing value (DIR)");
@@ -313,8 +315,10 @@ int cmd_suite(const std::vector<std::string>& args, const std::string& command_l
       if (out.empty()) throw UsageError("--out: invalid value '' (expected a folder path)");
     } else if (args[i] == "--no-ceilings") {
       no_ceilings = true;
+    } else if (args[i] == "--dry-run") {
+      dry_run = true;
     } else if (args[i].rfind("--", 0) == 0) {
-      throw UsageError("unknown flag '" + args[i] + "' for suite (allowed: --out DIR, --no-ceilings)");
+      throw UsageError("unknown flag '" + args[i] + "' for suite (allowed: --out DIR, --no-ceilings, --dry-run)");
     } else if (file.empty()) {
       file = args[i];
     } else {
@@ -322,7 +326,7 @@ int cmd_suite(const std::vector<std::string>& args, const std::string& command_l
     }
   }
   if (file.empty()) throw UsageError("suite: missing FILE (e.g. bench/suites/quick.suite)");
-  return run_suite(file, out, command_line, no_ceilings);
+  return dry_run ? list_suite(file, out, no_ceilings) : run_suite(file, out, command_line, no_ceilings);
 }
 
 }  // namespace

@@ -345,9 +345,14 @@ int run_suite_worker(const std::vector<std::string>& a) {
   return kExitRunFailed;
 }
 
-int run_suite(const std::string& path, std::string out_dir, const std::string& command_line, bool no_ceilings) {
+namespace {
+
+// Everything a suite can refuse before it writes anything (exit 2): its file and
+// entries, a launcher that cannot start, a suite itself started by a launcher, and
+// every file dataset (read once, checked against its entry). Returns the configurations.
+std::vector<RunConfig> checked_suite(const std::string& path) {
   const std::vector<SuiteEntry> entries = parse_suite(path);
-  const std::vector<RunConfig> configs = expand_suite(entries);
+  std::vector<RunConfig> configs = expand_suite(entries);
   // The suite starts each multi-process entry's ranks itself: started as N ranks, it
   // would run N suites, each starting every job again.
   if (const int ranks = launcher_world_size(); ranks > 1) {
@@ -376,6 +381,38 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
       throw UsageError(where + "--dataset: " + err.what());
     }
   }
+  return configs;
+}
+
+void refuse_used_folder(const std::string& out_dir) {
+  if (std::filesystem::exists(out_dir + "/results.csv")) {
+    throw UsageError("--out: '" + out_dir + "' already holds the results of another run; choose a new folder "
+                     "(a run is one folder: its env.json describes every row)");
+  }
+}
+
+}  // namespace
+
+int list_suite(const std::string& path, const std::string& out_dir, bool no_ceilings) {
+  const std::vector<RunConfig> configs = checked_suite(path);
+  (void)ceilings_off_reason(no_ceilings, false);  // TB_CEILINGS=2 is bad input here too
+  if (!out_dir.empty()) refuse_used_folder(out_dir);
+  size_t runs = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const RunConfig& c = configs[i];
+    const std::string skip = find_backend(c.backend)->unsupported(c);
+    runs += skip.empty();
+    std::printf("[%zu/%zu] %s %s threads=%d world_size=%d reps=%lld: %s\n", i + 1, configs.size(), c.workload.c_str(),
+                c.backend.c_str(), c.threads, c.world_size, static_cast<long long>(c.reps),
+                skip.empty() ? "runs" : ("skipped: " + skip).c_str());
+  }
+  std::printf("%zu configurations: %zu run, %zu skipped; nothing was run or written (--dry-run)\n", configs.size(),
+              runs, configs.size() - runs);
+  return kExitOk;
+}
+
+int run_suite(const std::string& path, std::string out_dir, const std::string& command_line, bool no_ceilings) {
+  const std::vector<RunConfig> configs = checked_suite(path);
   const std::string ceilings_off = ceilings_off_reason(no_ceilings, false);  // TB_CEILINGS=2: exit 2 now
   const RunIdentity id = make_run_identity();
   if (out_dir.empty()) out_dir = "results/" + id.run_id;
@@ -385,10 +422,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
     throw CsvError("--out: cannot create directory '" + out_dir + "': " + ec.message());
   }
   const OutDirLock lock(out_dir);  // one suite per folder; held until the suite returns
-  if (std::filesystem::exists(out_dir + "/results.csv")) {
-    throw UsageError("--out: '" + out_dir + "' already holds the results of another run; choose a new folder "
-                     "(a run is one folder: its env.json describes every row)");
-  }
+  refuse_used_folder(out_dir);
   std::unique_ptr<ResultFiles> made;
   std::vector<std::string> hosts = {host_record_json()};  // + the nodes of multi-process jobs
   std::string ceilings;

@@ -34,6 +34,11 @@ std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries);
 int run_suite(const std::string& path, std::string out_dir, const std::string& command_line,
               bool no_ceilings = false);
 
+// `suite FILE --dry-run`: the checks run_suite makes before it writes anything (bad
+// input throws UsageError), then one line per configuration (runs, or skipped: why) on
+// stdout. Runs nothing, creates nothing. Returns 0.
+int list_suite(const std::string& path, const std::string& out_dir, bool no_ceilings);
+
 // `suite-worker FILE INDEX RUN_ID TIMESTAMP DIR` (internal): one multi-process
 // configuration of a suite, as one rank of the job the suite started under mpirun;
 // rank 0 writes DIR/results.csv and DIR/curves.csv. Returns the exit code.

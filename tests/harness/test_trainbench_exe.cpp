@@ -328,6 +328,39 @@ TEST(TrainbenchExe, BadSuiteLineOrDatasetExitsTwoAndWritesNoFolder) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+// --dry-run: the checks a suite makes before it writes, then the list of what would run;
+// nothing is created (make perf asks it before its first measurement).
+TEST(TrainbenchExe, SuiteDryRunListsEveryConfigurationAndWritesNothing) {
+  const std::string dir = tmp("suite-dry");
+  const std::string suite = tmp("dry.suite");
+  std::ofstream(suite) << "defaults: --model linear --layers 4,1 --samples 64 --batch 8 --reps 2\n"
+                          "a: --backends reference,cpu-omp --threads 1,2\n"
+                          "b: --backends cpu-omp --shuffle --bucket-mb 1 --threads 1\n";
+  Result r = run("suite " + suite + " --dry-run --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+  // reference has no threads knob: one row; cpu-omp at 1 and 2 threads; b is skipped.
+  EXPECT_NE(r.out.find("[1/4] a reference threads=1 world_size=1 reps=2: runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[3/4] a cpu-omp threads=2 world_size=1 reps=2: runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[4/4] b cpu-omp threads=1 world_size=1 reps=2: skipped: --bucket-mb does not apply to cpu-omp"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("4 configurations: 3 run, 1 skipped"), std::string::npos) << r.out;
+  // Bad input is found as the suite would find it: exit 2, still nothing written.
+  std::ofstream(suite) << "bad: --model linear --layers 4,1 --samples 64 --batch 0\n";
+  r = run("suite " + suite + " --dry-run --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("dry.suite:1: --batch"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+  // A folder that holds a run already is refused before anything is measured.
+  fs::create_directories(dir);
+  std::ofstream(dir + "/results.csv") << "x\n";
+  std::ofstream(suite) << "a: --model linear --layers 4,1 --samples 64 --batch 8\n";
+  r = run("suite " + suite + " --dry-run --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("already holds the results of another run"), std::string::npos) << r.out;
+}
+
 // Diverged while finite: the loss ends above where it started (lr far too large). Both
 // backends say so; the float32 range check alone let 1.3e19 through as ok.
 TEST(TrainbenchExe, ARunWhoseLossEndsAboveItsStartIsFailedDiverged) {
