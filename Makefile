@@ -36,7 +36,28 @@ FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= csv_loader idx_loader suite flags
 
-.PHONY: all build configure deps test bench report compare record microbench peers perf schema fuzz gpu-check clean
+.PHONY: all build configure deps test bench report compare record microbench peers perf schema fuzz gpu-check clean help
+
+# `make help`: every target, one line each (tests/ci/test_make_targets.py checks it lists .PHONY).
+help:
+	@printf '%s\n' \
+	  'make test        build, then every test (ctest, pytest); installs missing packages first' \
+	  'make bench       build, run SUITE into RESULTS (results/<run-id>/), PyTorch peers, micro-benchmarks, report.html' \
+	  'make perf        cpu-omp against PyTorch and the sgemm rate: PERF_SUITE into PERF_RESULTS, perf_summary.md' \
+	  'make gpu-check   on a GPU machine: build, GPU tests, sanitizers, a short suite, one folder' \
+	  'make report      RUN=dir [dir ...] [OUT=file.html]: render report.html (one merged report for several)' \
+	  'make compare     BASE=dir [NEW=dir] [THRESHOLD=5%]: the regression gate between two runs' \
+	  'make record      [RUN=dir] [NOTE=text]: keep a run under docs/results/<device>-<date>/' \
+	  'make peers       [RUN=dir]: add the PyTorch peer rows to a finished run, re-render its report' \
+	  'make microbench  build, then the micro-benchmarks (Google Benchmark; CUDA ones where built) on the terminal' \
+	  'make schema      rewrite the CSV schema table in README.md and reports/schema.json' \
+	  'make fuzz        [FUZZ_SECONDS=60]: the libFuzzer targets in build-fuzz/ (clang)' \
+	  'make build       configure and build into BUILD (default build/); make all is the same' \
+	  'make configure   cmake -S . -B BUILD with CMAKE_ARGS' \
+	  'make deps        install missing packages (cmake/install-deps.sh); TB_SKIP_DEPS=1 skips it elsewhere' \
+	  'make clean       remove BUILD' \
+	  'make help        this list' \
+	  'Variables and CMake options: README.md, "Make variables and CMake options".'
 
 all: build
 

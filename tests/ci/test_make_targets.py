@@ -1,4 +1,4 @@
-"""`make bench` and `make perf` stop at a suite that cannot run (bad input, exit 2): the
+"""`make help` lists every target. `make bench` and `make perf` stop at a suite that cannot run (bad input, exit 2): the
 suite's own one-line error and status, no result folder, and none of the later steps
 (the PyTorch peers, the micro-benchmarks, the report, perf's sgemm rate) each adding a
 line about a folder that is not there. The build steps are taken as done (-o): the test
@@ -50,3 +50,18 @@ def test_a_missing_suite_file_is_one_error_too(tmp_path):
     for step in LATER_STEPS:
         assert step not in text, text
     assert not out.exists()
+
+
+def _phony_targets():
+    with open(os.path.join(REPO, "Makefile"), encoding="utf-8") as f:
+        line = next(l for l in f if l.startswith(".PHONY:"))
+    return set(line.split(":", 1)[1].split())
+
+
+def test_make_help_lists_every_target_and_only_those():
+    r = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    listed = {line.split()[1] for line in r.stdout.splitlines() if line.startswith("make ")}
+    # `all` is `build` under its conventional name; the help line for build says so.
+    assert listed == _phony_targets() - {"all"}, r.stdout
+    assert "make all is the same" in r.stdout
