@@ -47,10 +47,10 @@ int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_val
   const char* end = v.data() + v.size();
   auto [p, ec] = std::from_chars(v.data(), end, x);
   if (ec != std::errc() || p != end || x < min_value || x > max_value) {
-    bad(flag, v, "expected " + other +
-                     (max_value == std::numeric_limits<int64_t>::max()
-                          ? "an integer >= " + std::to_string(min_value)
-                          : "an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]"));
+    // The range in full, also where it ends at int64's largest value (--seed): a value
+    // past it is refused, so the message names where that is.
+    bad(flag, v, "expected " + other + "an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) +
+                     "]");
   }
   return x;
 }

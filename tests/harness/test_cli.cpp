@@ -98,6 +98,9 @@ TEST(Cli, BadInputNamesTheFlagAndTheAllowedValues) {
   // Past INT_MAX: bad input, not a count wrapped to a negative int (found by fuzzing).
   expect_usage_error({"--threads", "2147483648"},
                      "--threads: invalid value '2147483648' (expected all or an integer in [1, 4096])");
+  // Past int64: the message says where the range ends (it said "an integer >= 0").
+  expect_usage_error({"--seed", "99999999999999999999"},
+                     "--seed: invalid value '99999999999999999999' (expected an integer in [0, 9223372036854775807])");
   expect_usage_error({"--device", "4294967296"}, "--device");
   expect_usage_error({"--devices", "0,2147483648"}, "--devices");
   expect_usage_error({"--reps", "0"}, "--reps");
