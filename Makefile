@@ -87,7 +87,9 @@ test: deps build
 # written) goes on to the steps that read its folder: bad input (2), an aborted job (3), a
 # full disk (74) or a signal (130, 143) stops the make with the suite's own status and
 # message, rather than under a line from every later step about a folder that is not there.
+# Where the suite kept rows (a signal, a job that ended), the line says how to render them.
 SUITE_STOPS = case $$rc in 0|1) ;; *) echo "make: the suite ended with status $$rc: nothing more is run" >&2; \
+	  if [ -s "$$out/results.csv" ]; then echo "make: the rows it kept: make report RUN=$$out" >&2; fi; \
 	  exit $$rc;; esac
 
 # The suite exits 1 when a run failed; PyTorch peer rows (bench/peers/) are added
@@ -98,7 +100,7 @@ SUITE_STOPS = case $$rc in 0|1) ;; *) echo "make: the suite ended with status $$
 # by `trainbench launcher` exactly as the suite starts its ranks). The report is rendered
 # last, so it shows all of them; it is rendered even when a step failed, then make fails.
 bench: deps build
-	@rc=0; ./$(BUILD)/trainbench suite $(SUITE) --out $(RESULTS) || rc=$$?; \
+	@rc=0; out=$(RESULTS); ./$(BUILD)/trainbench suite $(SUITE) --out $(RESULTS) || rc=$$?; \
 	  $(SUITE_STOPS); \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(SUITE) --results $(RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \
@@ -169,7 +171,7 @@ perf: deps build
 	  mkdir -p $(PERF_RESULTS); \
 	  echo "load average before: $$load0 (numbers from a busy machine are not comparable)"; \
 	  $(PERF_ENV) $(PYTHON) bench/peers/sgemm_rate.py --threads all --out $(PERF_RESULTS)/sgemm-before.json || rc=$$?; \
-	  $(PERF_ENV) ./$(BUILD)/trainbench suite $(PERF_SUITE) --out $(PERF_RESULTS) || rc=$$?; \
+	  out=$(PERF_RESULTS); $(PERF_ENV) ./$(BUILD)/trainbench suite $(PERF_SUITE) --out $(PERF_RESULTS) || rc=$$?; \
 	  $(SUITE_STOPS); \
 	  $(PERF_ENV) $(PYTHON) bench/peers/run_peers.py --suite $(PERF_SUITE) --results $(PERF_RESULTS) \
 	    --trainbench ./$(BUILD)/trainbench || rc=$$?; \

@@ -6,7 +6,9 @@ runs against the build that `make test` made (TB_TRAINBENCH names its trainbench
 """
 
 import os
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -65,3 +67,48 @@ def test_make_help_lists_every_target_and_only_those():
     # `all` is `build` under its conventional name; the help line for build says so.
     assert listed == _phony_targets() - {"all"}, r.stdout
     assert "make all is the same" in r.stdout
+
+
+def _suite_pid(suite):
+    # The suite's own process: trainbench with the suite file among its arguments (the
+    # make's shell has the path in its command line too, as one string).
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[0].endswith(b"/trainbench") and str(suite).encode() in argv:
+            return int(pid)
+    return None
+
+
+def test_a_suite_ended_by_a_signal_stops_the_make_and_says_how_to_render_its_rows(tmp_path):
+    suite = tmp_path / "slow.suite"
+    suite.write_text("a: --model linear --layers 64,1 --samples 200000 --batch 64 --epochs 30 --reps 50 "
+                     "--warmup 0 --backends cpu-omp --threads 1\n")
+    out = tmp_path / "run"
+    make = subprocess.Popen(["make", "--no-print-directory", "-o", "deps", "-o", "configure", "-o", "build", "bench",
+                             f"BUILD={BUILD}", f"SUITE={suite}", f"RESULTS={out}"], cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # a repetition's row is written: the suite is under way
+            rows = out / "results.csv"
+            if rows.exists() and len(rows.read_text().splitlines()) >= 2:
+                break
+            time.sleep(0.2)
+        pid = _suite_pid(suite)
+        assert pid is not None
+        os.kill(pid, signal.SIGTERM)
+        text, _ = make.communicate(timeout=120)
+    finally:
+        if make.poll() is None:
+            make.kill()
+    assert make.returncode != 0, text
+    assert "the suite ended with status 143: nothing more is run" in text, text
+    assert f"the rows it kept: make report RUN={out}" in text, text
+    for step in LATER_STEPS:
+        assert step not in text, text
