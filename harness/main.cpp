@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -26,6 +27,7 @@
 #include "harness/csv_writer.h"
 #include "harness/env_capture.h"
 #include "harness/export.h"
+#include "harness/folder_lock.h"
 #include "harness/host_info.h"
 #include "harness/mpi_launch.h"
 #include "harness/rank_data.h"
@@ -229,6 +231,10 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   // lost their environment). This run joins it, listed in its "appended_runs", when it
   // runs the same build on the same machine; otherwise it is refused before training.
   std::string kept_env, refused;
+  // Held until the header and env.json are written: a second run started at once with
+  // this --out waits here, then appends (folder_lock.h).
+  std::optional<FolderLock> setup_lock;
+  if (job.root() && out != "-") setup_lock.emplace(out);
   if (job.root() && out != "-") {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -261,6 +267,7 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
       throw;
     }
   }
+  setup_lock.reset();
   if (!short_of.empty()) {
     RunConfig asked = c;
     if (job.multi_rank()) asked.world_size = job.size();  // under mpirun, -np decides (as for rows that ran)

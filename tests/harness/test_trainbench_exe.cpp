@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "harness/mpi_launch.h"
@@ -163,6 +164,36 @@ TEST(TrainbenchExe, AppendingKeepsTheEarlierRowsEnvJsonAndListsTheRunAppended) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find(env + ", the environment of its rows, cannot be read"), std::string::npos) << r.out;
   EXPECT_EQ(slurp(out), rows_before);
+}
+
+// Runs started at once with one --out: each found no file and wrote env.json as the
+// only run, the last replacing the others' (15 rows, one run described). They now take
+// turns at setting up the file (folder_lock.h): one starts it, the others append.
+TEST(TrainbenchExe, RunsStartedAtOnceOnOneFileAreEveryOneDescribedInItsEnvJson) {
+  using nlohmann::json;
+  const std::string out = tmp("at-once.csv"), env = out + ".env.json";
+  constexpr int kRuns = 4;
+  std::string cmd;
+  for (int i = 0; i < kRuns; ++i) {
+    cmd += std::string(TB_TRAINBENCH_EXE) + " run --backend cpu-omp --threads 1 " + kSmall + " --out " + out +
+           " > /dev/null & ";
+  }
+  const Result r = tb::test::shell(cmd + "wait");  // each run's rows (3, all ok) are checked below
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = tb::test::csv_rows(out);
+  ASSERT_EQ(rows.size(), 3u * kRuns);
+  std::set<std::string> in_rows, described;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok");
+    in_rows.insert(row.at("run_id"));
+  }
+  const json e = tb::test::read_json_file(env);
+  described.insert(e["run_id"].get<std::string>());
+  if (e.contains("appended_runs")) {
+    for (const json& a : e["appended_runs"]) described.insert(a["run_id"].get<std::string>());
+  }
+  EXPECT_EQ(in_rows.size(), static_cast<size_t>(kRuns));
+  EXPECT_EQ(described, in_rows) << e.dump(1);
 }
 
 TEST(TrainbenchExe, AppendingToAFileWithAnotherHeaderIsRefused) {
