@@ -210,9 +210,12 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
     files.add(o.rows.back(), {});
     return o;
   }
-  // The nodes the job ran on join env.json's "hosts".
+  // The nodes the job ran on join env.json's "hosts". Rank 0 writes them once every rank
+  // has joined: without them, the job never formed.
+  bool formed = false;
   {
     std::ifstream in(dir + "/hosts.jsonl");
+    formed = in.is_open();
     for (std::string h; std::getline(in, h);) {
       if (!h.empty() && std::find(hosts->begin(), hosts->end(), h) == hosts->end()) hosts->push_back(h);
     }
@@ -232,12 +235,13 @@ RunOutcome run_multi_process(const std::string& suite_path, size_t index, const 
     const std::vector<std::string> prefix = mpirun_prefix(c.world_size);
     const std::string launcher = std::filesystem::path(prefix[0]).filename().string() + " " + prefix[1];
     // 128 + N: the launcher, or the rank it passes on, ended by signal N (which, only log.txt tells).
-    std::string why = "a rank died or was stopped";
+    std::string why = formed ? "a rank died or was stopped"
+                             : "the ranks never formed the job: the launcher, or MPI_Init in a rank, failed";
     if (status > 128 && status < 128 + NSIG) {
       // strsignal's words, not sigabbrev_np (glibc 2.32+: older clusters' compilers lack it).
       const char* name = ::strsignal(status - 128);
       why = "128 + " + std::to_string(status - 128) + (name ? std::string(": ") + name : std::string()) +
-            ", a rank or the launcher ended by that signal";
+            ", a rank or the launcher ended by that signal" + (formed ? "" : " before the ranks formed the job");
     }
     o.failed = true;
     ResultRow r = status_row(c, id, "failed: " + launcher + " " + std::to_string(c.world_size) +
@@ -493,6 +497,7 @@ int run_suite(const std::string& path, std::string out_dir, const std::string& c
                             std::to_string(c.data.noise);
     std::fprintf(log, "[%zu/%zu] %s %s threads=%d\n", i + 1, configs.size(), c.workload.c_str(), c.backend.c_str(),
                  c.threads);
+    flush_log();  // before a launcher's own lines, which it writes into log.txt itself
     // "[k/N]" before every progress line, and the rest of the suite at the mean pace so far.
     const double per_config = i > 0 ? suite_clock.seconds() / static_cast<double>(i) : -1;
     progress.set_context("[" + std::to_string(i + 1) + "/" + std::to_string(configs.size()) + "] ",

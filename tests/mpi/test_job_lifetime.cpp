@@ -164,3 +164,27 @@ TEST(JobLifetime, ALauncherThatCannotStartIsRefusedBeforeTheSuiteRuns) {
 }
 
 }  // namespace
+
+namespace {
+
+// A launcher that runs but starts no rank (srun outside an allocation, without a
+// controller; here `false`): the row said "a rank died or was stopped". It now says the
+// ranks never formed the job, and log.txt has the launcher's lines under the entry's.
+TEST(JobLifetime, ALauncherThatStartsNoRankFailsTheRowSayingTheJobNeverFormed) {
+  const std::string suite = tmp("no-rank.suite"), dir = tmp("no-rank-run");
+  fs::remove_all(dir);
+  std::ofstream(suite) << "a:" << kWorkload << " --backends cpu-ddp --world-sizes 2\n";
+  const tb::test::ShellResult r = tb::test::shell("TB_MPIRUN=false " + std::string(TB_TRAINBENCH_EXE) + " suite " +
+                                                  suite + " --out " + dir + " --no-ceilings");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("failed: false -np 2 exited with status 1 (the ranks never formed the job: the launcher, or "
+                       "MPI_Init in a rank, failed; see log.txt)"),
+            std::string::npos)
+      << r.out;
+  std::ifstream log(dir + "/log.txt");
+  std::string first;
+  std::getline(log, first);
+  EXPECT_EQ(first, "[1/1] a cpu-ddp threads=1");
+}
+
+}  // namespace
