@@ -113,6 +113,22 @@ TEST(Cli, BadInputNamesTheFlagAndTheAllowedValues) {
   EXPECT_DOUBLE_EQ(parse({"--comm-timeout", "1"}).config.comm_timeout_s, 1.0);
 }
 
+// Every bad value of a flag gets the flag's one range: --comm-timeout 0 and inf said "a finite
+// number > 0" (and 0.5 "[1, 86400]"), --seed 2^63 "an integer >= 0", which it is.
+TEST(Cli, ABadValueIsToldTheFlagsWholeRange) {
+  for (const char* v : {"0", "0.5", "-1", "inf", "nan", "abc", "86401"}) {
+    expect_usage_error({"--comm-timeout", v},
+                       std::string("--comm-timeout: invalid value '") + v + "' (expected seconds in [1, 86400])");
+  }
+  EXPECT_DOUBLE_EQ(parse({"--comm-timeout", "86400"}).config.comm_timeout_s, 86400.0);
+  for (const char* v : {"-1", "9223372036854775808", "18446744073709551615", "x"}) {
+    expect_usage_error({"--seed", v}, std::string("--seed: invalid value '") + v +
+                                          "' (expected an integer in [0, 9223372036854775807])");
+  }
+  EXPECT_EQ(parse({"--seed", "9223372036854775807"}).config.seed, 9223372036854775807u);
+  EXPECT_EQ(parse({"--seed", "0"}).config.seed, 0u);
+}
+
 // A value listed twice in a suite's list flag ran one configuration twice.
 TEST(Suite, AListFlagNamesEachValueOnce) {
   for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
