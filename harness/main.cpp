@@ -386,7 +386,11 @@ int main(int argc, char** argv) {
         std::printf("usage: trainbench export [FLAGS] --out DIR\n\n"
                     "Writes DIR/data.bin, params.bin, workload.json (and orders.bin with --shuffle) for the\n"
                     "workload the `run` flags describe; nothing is trained (formats: harness/export.h).\n"
-                    "DIR must not exist (or be empty).\n\nflags:\n%s",
+                    "DIR must not exist (or be empty). The rest of `run`'s flags (a backend's knobs,\n"
+                    "--comm-timeout, --no-ceilings; not its backend or parameters file) are accepted, so that a\n"
+                    "suite line exports as written; of them only --precision is kept (in workload.json, for the\n"
+                    "PyTorch peers).\n\n"
+                    "flags:\n%s",
                     run_flags_help(/*for_export=*/true).c_str());
         return kExitOk;
       }
