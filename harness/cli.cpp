@@ -38,19 +38,21 @@ constexpr int64_t kMaxWidth = int64_t{1} << 30; // one --layers size
 constexpr int64_t kMaxThreads = 4096;         // --threads, --world-sizes, --workers
 constexpr int64_t kMaxDevice = 1023;          // --device, --devices entries
 constexpr double kMaxNoise = 1e6;             // --noise (a label's square stays far below FLT_MAX)
+constexpr int64_t kMaxSeed = std::numeric_limits<int64_t>::max();  // --seed: the CSV's int column
+constexpr double kMinCommTimeout = 1, kMaxCommTimeout = 86400;  // --comm-timeout, seconds
 
 // A 64-bit integer in [min_value, max_value], else a one-line error naming the flag and the range
-// (after `other`, the flag's other allowed words: "all or ").
-int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_value,
-                  int64_t max_value = std::numeric_limits<int64_t>::max(), const std::string& other = "") {
+// (after `other`, the flag's other allowed words: "all or "). The range is always stated: "an
+// integer >= 0" for --seed refused 2^63 without saying why.
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t min_value, int64_t max_value,
+                  const std::string& other = "") {
   int64_t x = 0;
   const char* end = v.data() + v.size();
   auto [p, ec] = std::from_chars(v.data(), end, x);
   if (ec != std::errc() || p != end || x < min_value || x > max_value) {
-    // The range in full, also where it ends at int64's largest value (--seed): a value
-    // past it is refused, so the message names where that is.
-    bad(flag, v, "expected " + other + "an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) +
-                     "]");
+    // The range in full, also where it ends at int64's largest value (--seed).
+    bad(flag, v, "expected " + other + "an integer in [" + std::to_string(min_value) + ", " +
+                     std::to_string(max_value) + "]");
   }
   return x;
 }
@@ -141,9 +143,9 @@ const std::vector<FlagDef>& flag_table() {
        }},
       {"--weight-decay", "X", "L2 weight decay >= 0 (default 0)",
        [](const std::string& v, bool, RunFlags* f) { f->config.weight_decay = parse_positive("--weight-decay", v, true); }},
-      {"--seed", "S", "seed for data, init and shuffling (default 1)",
+      {"--seed", "S", "seed for data, init and shuffling, 0 to 2^63-1 (default 1)",
        [](const std::string& v, bool, RunFlags* f) {
-         f->config.seed = static_cast<uint64_t>(parse_int("--seed", v, 0));
+         f->config.seed = static_cast<uint64_t>(parse_int("--seed", v, 0, kMaxSeed));
          f->config.data.seed = f->config.seed;
        }},
       {"--threads", "T|all", "CPU threads, >= 1 or 'all' (default all); suites: a list such as 1,all",
@@ -215,12 +217,15 @@ const std::vector<FlagDef>& flag_table() {
       {"--no-overlap", nullptr, "all-reduce after the backward pass instead of during it",
        [](const std::string&, bool, RunFlags* f) { f->config.overlap = false; }},
       {"--comm-timeout", "S", "multi-process: seconds a collective may take before the job is aborted; cpu-hogwild: "
-       "seconds without a step of any worker before the run fails (default 60)",
+       "seconds without a step of any worker before the run fails; 1 to 86400 (default 60)",
        [](const std::string& v, bool, RunFlags* f) {
          // Whole seconds and up: a collective on a loaded machine takes milliseconds to
          // seconds, and a deadline under that aborts healthy jobs (0.001 did, as "0 s").
-         const double s = parse_positive("--comm-timeout", v, false);
-         if (s < 1 || s > 86400) bad("--comm-timeout", v, "expected seconds in [1, 86400]");
+         // One message for every bad value (0 and inf said "a finite number > 0").
+         double s = 0;
+         if (!read_number(v, &s) || s < kMinCommTimeout || s > kMaxCommTimeout) {
+           bad("--comm-timeout", v, "expected seconds in [1, 86400]");
+         }
          f->config.comm_timeout_s = s;
        }},
       {"--deterministic", nullptr,

@@ -49,9 +49,22 @@ HostInfo host_info() {
 }
 
 int64_t peak_rss_bytes() {
+  // VmHWM, not getrusage: clear_refs resets the address space's high-water mark, which
+  // ru_maxrss also holds, but ru_maxrss keeps the peak any exited thread saw (an OpenMP
+  // pool released by cpu-hogwild), so it may stay at an old peak.
+  if (const std::string hwm = field_from("/proc/self/status", "VmHWM", ':'); !hwm.empty()) {
+    return static_cast<int64_t>(std::stoll(hwm)) * 1024;  // "123456 kB"
+  }
   struct rusage ru {};
   ::getrusage(RUSAGE_SELF, &ru);
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+bool reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";  // 5: reset the peak resident set to the current one (proc(5))
+  clear.close();
+  return static_cast<bool>(clear);
 }
 
 std::string format_devices(const HostInfo& h, const GpuInventory& g) {

@@ -15,8 +15,14 @@ struct HostInfo {
 
 HostInfo host_info();
 
-// Peak resident set size of this process so far (getrusage), in bytes.
+// Peak resident set size of this process, in bytes, since the last reset_peak_rss() (Linux's
+// VmHWM), or since the process started where there is no VmHWM (getrusage).
 int64_t peak_rss_bytes();
+
+// Starts a new peak at what is resident now (writes 5 to /proc/self/clear_refs, Linux 4.0+),
+// so that a configuration's peak_host_mem_bytes is its own, not the largest of the suite's
+// configurations before it or of the ceilings' arrays. False where the kernel refuses it.
+bool reset_peak_rss();
 
 struct GpuInfo {
   int index = 0;

@@ -4,6 +4,7 @@
 // failed (its row says why); 2 bad input (one line naming the flag or file, nothing
 // written); 3 a multi-process job was aborted; 74 an output could not be written;
 // 130 / 143 SIGINT / SIGTERM.
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -100,9 +101,12 @@ int cmd_backends(const std::vector<std::string>& args) {
   if (!no_flags(args, "usage: trainbench backends\n\nLists every backend, available or not, with the reason.\n")) {
     return 0;
   }
+  // The name column as wide as the longest name: a fixed 10 pushed cpu-hogwild's row out of line.
+  size_t width = 0;
+  for (const auto& b : all_backends()) width = std::max(width, b->name().size());
   for (const auto& b : all_backends()) {
     const Availability a = b->availability();
-    std::printf("%-10s %-12s %s\n", b->name().c_str(), a.ok ? "available" : "unavailable:",
+    std::printf("%-*s %-12s %s\n", static_cast<int>(width), b->name().c_str(), a.ok ? "available" : "unavailable:",
                 a.ok ? b->description().c_str() : a.reason.c_str());
   }
   return 0;
@@ -393,7 +397,11 @@ int main(int argc, char** argv) {
         std::printf("usage: trainbench export [FLAGS] --out DIR\n\n"
                     "Writes DIR/data.bin, params.bin, workload.json (and orders.bin with --shuffle) for the\n"
                     "workload the `run` flags describe; nothing is trained (formats: harness/export.h).\n"
-                    "DIR must not exist (or be empty).\n\nflags:\n%s",
+                    "DIR must not exist (or be empty). The rest of `run`'s flags (a backend's knobs,\n"
+                    "--comm-timeout, --no-ceilings; not its backend or parameters file) are accepted, so that a\n"
+                    "suite line exports as written; of them only --precision is kept (in workload.json, for the\n"
+                    "PyTorch peers).\n\n"
+                    "flags:\n%s",
                     run_flags_help(/*for_export=*/true).c_str());
         return kExitOk;
       }

@@ -238,7 +238,11 @@ const std::vector<Column>& table() {
          std::snprintf(buf, sizeof buf, "%.12g", r.param_checksum);
          return std::string(buf);
        }},
-      {"peak_host_mem_bytes", T::kInt, R::kMetric, "bytes", false, "peak resident set of the process so far (getrusage)",
+      {"peak_host_mem_bytes", T::kInt, R::kMetric, "bytes", false,
+       "peak resident set of the process (rank 0's; cpu-hogwild: the parent's) from the start of this "
+       "configuration to the end of the repetition: Linux's VmHWM, reset as the configuration starts (its data "
+       "and the loaded libraries count; a suite's earlier configurations and the ceilings' arrays do not); where it "
+       "cannot be reset, the process's peak so far (getrusage)",
        [](const ResultRow& r) { return std::to_string(r.peak_host_mem_bytes); }},
       {"peak_device_mem_bytes", T::kInt, R::kMetric, "bytes", false,
        "peak GPU memory of GPU backends on their busiest GPU: the trainer's buffers, or more where free memory "

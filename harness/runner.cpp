@@ -105,6 +105,9 @@ RunOutcome run_configuration(const RunConfig& cfg, const Dataset& data, Job& job
     emit(status_of("skipped: " + why), {});
     return out;
   }
+  // peak_host_mem_bytes is this configuration's: from what is resident now (its data
+  // included), not the peak of the ceilings' arrays or of a suite's earlier configurations.
+  reset_peak_rss();
   int64_t failed_rep = 0;  // the repetition a failure belongs to (the warm-up's: 0)
   const auto fail = [&](const std::string& why, bool local) {
     progress_in.finish();

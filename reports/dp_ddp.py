@@ -26,7 +26,7 @@ from matplotlib.ticker import EngFormatter
 import fmt
 import plots
 from derive import _order_key
-from tables import _table, shared_device
+from tables import _table, group_bus_ids, shared_device
 
 PHASES = ["transfer", "forward", "backward", "comm", "optimizer", "other"]
 PHASE_COLUMNS = [f"{p}_s" for p in PHASES if p != "other"]
@@ -89,7 +89,7 @@ def comparison(w):
     for g in sorted(gpu, key=_order_key):
         if par(g) not in ("dp", "ddp") and not (par(g) == "none" and g.world_size == 1):
             continue
-        if shared_device(g.devices):
+        if shared_device(g.devices, group_bus_ids(g)):  # by PCI bus id where the rows have them
             notes.append(f"{g.label(w.multi_host)} left out: shared-device (replicas on GPUs "
                          f"{g.devices}), its world size is not a GPU count")
             continue

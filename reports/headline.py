@@ -82,7 +82,7 @@ def lines(summary):
         line = Line(w.name, best_cpu=w.cpu_base,
                     best_gpu=_fastest(gs, lambda g: g.device_kind == "gpu" and g.world_size == 1),
                     best_multi=_fastest(gs, lambda g: g.device_kind == "gpu" and g.world_size > 1
-                                        and not tables.shared_device(g.devices)),
+                                        and not tables.shared_device(g.devices, tables.group_bus_ids(g))),
                     gpu_skipped=_reason_counts([r for r in w.not_measured
                                                 if r["state"] == "skipped" and _is_gpu_row(r)]),
                     gpu_failed=failed_reasons(g for g in w.failed if g.device_kind == "gpu"),

@@ -176,5 +176,20 @@ TEST(Export, RefusesAFolderThatHoldsFilesButFillsAnEmptyOne) {
   EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(dir).parent_path()), fs::directory_iterator{}), 1);
 }
 
+// A suite line's flags export as written (run_peers.py hands them over): a backend's knobs,
+// --comm-timeout and --no-ceilings are accepted, as export --help says; --precision reaches
+// workload.json for the PyTorch peers, the rest change nothing.
+TEST(Export, TakesASuiteLinesKnobsAndKeepsOnlyThePrecision) {
+  const std::string dir = fresh("knobs", "out");
+  const Result r = run("export --model linear --layers 6,1 --samples 20 --batch 4 --precision tf32 --cuda-graph "
+                       "--bucket-mb 5 --no-overlap --workers 2 --comm-timeout 5 --no-ceilings --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json w = nlohmann::json::parse(slurp(dir + "/workload.json"));
+  EXPECT_EQ(w["precision"], "tf32");
+  const Result help = run("export --help");
+  EXPECT_NE(help.out.find("The rest of `run`'s flags (a backend's knobs,\n--comm-timeout, --no-ceilings"),
+            std::string::npos) << help.out;
+}
+
 }  // namespace
 }  // namespace tb

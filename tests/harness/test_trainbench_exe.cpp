@@ -221,7 +221,13 @@ TEST(TrainbenchExe, BackendsListsEveryBackendWithAReason) {
   for (const char* b : {"reference", "cpu-omp", "cuda", "cuda-dp", "cuda-ddp", "cpu-ddp"}) {
     EXPECT_NE(r.out.find(b), std::string::npos) << b;
   }
-  EXPECT_NE(r.out.find("cpu-omp    available"), std::string::npos) << r.out;
+  // One column per field: every status starts where the longest name (cpu-hogwild) ends + 1.
+  EXPECT_NE(r.out.find("cpu-omp     available"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu-hogwild available"), std::string::npos) << r.out;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_EQ(line.find_first_not_of(' ', line.find(' ')), std::string("cpu-hogwild ").size()) << line;
+  }
 }
 
 TEST(TrainbenchExe, DevicesDescribesTheCpu) {

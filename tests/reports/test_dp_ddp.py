@@ -123,6 +123,23 @@ def test_dp_and_ddp_are_told_by_the_parallelism_column_not_the_name(tmp_path, mo
     assert dp_ddp.comparisons(fx.summarize(folder)) == []
 
 
+def test_rows_on_distinct_gpus_by_bus_id_are_kept_and_shared_ones_left_out(tmp_path, monkeypatch):
+    # cuda-ddp with one GPU per task reads devices 0,0,0,0 on four bus ids: four GPUs, kept
+    # (it was left out as shared-device); cuda-dp slots 0,1 on one bus id: one GPU, left out.
+    table = dict(fx.THROUGHPUT["gpubox"][L])
+    del table[("cuda-ddp", 4, "0,1,2,3", 16)]
+    bound, slots = ("cuda-ddp", 4, "0,0,0,0", 16), ("cuda-dp", 2, "0,1", 16)
+    table[bound] = 720e6
+    monkeypatch.setitem(fx.THROUGHPUT["gpubox"], L, table)
+    buses = {(L, bound): {"gpu_bus_ids": "0000:1b:00.0,0000:3b:00.0,0000:5e:00.0,0000:86:00.0"},
+             (L, slots): {"gpu_bus_ids": "0000:3b:00.0,0000:3b:00.0"}}
+    f = dp_ddp.figures(fx.summarize(fx.write_run(tmp_path / "bound", "gpubox", settings=buses)))["dp_vs_ddp"]
+    assert len(f) == 1 and f[0]["gpus"] == [1, 2, 4]
+    assert f[0]["ddp_over_dp"]["trainbench"]["4"] == pytest.approx(720 / 280)
+    assert "2" not in f[0]["ddp_over_dp"]["trainbench"]
+    assert any("cuda-dp ×2" in n and "shared-device" in n for n in f[0]["notes"])
+
+
 def test_figures_for_summary_json(tmp_path, with_peers):
     f = dp_ddp.figures(fx.summarize(_peer_run(tmp_path / "gpu")))["dp_vs_ddp"]
     assert len(f) == 1 and f[0]["workload"] == L and f[0]["gpus"] == [1, 2, 4]

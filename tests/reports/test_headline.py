@@ -139,6 +139,19 @@ def test_shared_device_rows_are_not_the_fastest_multi_gpu(tmp_path, monkeypatch)
     assert g[LIN]["fastest multi-GPU"] == "cuda-ddp ×4 (GPU 0,1,2,3) 720 M samples/s"
 
 
+def test_shared_device_is_told_by_pci_bus_ids_where_rows_have_them(tmp_path, monkeypatch):
+    # One GPU per task (srun --gpus-per-task=1): every rank sees its GPU as device 0, so
+    # devices reads 0,0,0,0, yet the bus ids are four GPUs: the fastest multi-GPU row (the
+    # headline skipped it as shared). Slots 0,1 on one bus id are one GPU: never picked.
+    bound, slots = ("cuda-ddp", 4, "0,0,0,0", 16), ("cuda-dp", 2, "0,1", 16)
+    monkeypatch.setitem(fx.THROUGHPUT["gpubox"][LIN], bound, 900_000_000.0)
+    monkeypatch.setitem(fx.THROUGHPUT["gpubox"][LIN], slots, 950_000_000.0)
+    buses = {(LIN, bound): {"gpu_bus_ids": "0000:1b:00.0,0000:3b:00.0,0000:5e:00.0,0000:86:00.0"},
+             (LIN, slots): {"gpu_bus_ids": "0000:3b:00.0,0000:3b:00.0"}}
+    g = _glance(_render(fx.write_run(tmp_path / "bound", "gpubox", settings=buses)))
+    assert g[LIN]["fastest multi-GPU"] == "cuda-ddp ×4 (GPU 0,0,0,0) 900 M samples/s"
+
+
 def test_skipped_rows_collapse_to_one_line_per_reason(tmp_path, monkeypatch):
     # 30 GPU configurations skipped for the same reason, as `make bench` on a CPU box.
     why = "skipped: no CUDA device (cudaGetDeviceCount: no CUDA-capable device is detected)"

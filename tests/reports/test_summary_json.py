@@ -7,6 +7,7 @@ Expected values are computed by hand from fixture_data.THROUGHPUT.
 import json
 import math
 import os
+import re
 
 import pytest
 
@@ -143,3 +144,45 @@ def test_efficiency_and_microbenchmark_sections(tmp_path):
     assert [m["file"] for m in mb] == ["microbench-cpu.json"]
     assert mb[0]["benchmarks"] == [{"name": "BM_gemm/256", "real_time": 2.5, "cpu_time": 2.4,
                                     "time_unit": "ms", "iterations": 10, "FLOP/s": 1.25e10}]
+
+
+def _readme_summary_rows():
+    """{section key: its row's text} of README.md's summary.json table."""
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    table = text[text.index("### summary.json"):text.index("### Comparing two runs")]
+    rows = {}
+    for head, rest in re.findall(r"^\| ((?:`\w+`(?:, )?)+) \| (.*) \|$", table, re.M):
+        for key in re.findall(r"`(\w+)`", head):
+            rows[key] = rest
+    return rows
+
+
+def test_readme_table_names_every_section_and_key(cpu_run, gpu_run):
+    """README's summary.json table is what scripts read the file by: every section, and every
+    key of its objects, is named there (dp_vs_ddp, time_to_target, crossovers and the failed
+    counts were missing from it)."""
+    rows = _readme_summary_rows()
+    docs = [_summary(cpu_run), _summary(gpu_run)]
+    assert set(rows) == set().union(*(d.keys() for d in docs))
+
+    def named(section, objs):
+        for obj in objs:
+            for key in obj:
+                assert f"`{key}`" in rows[section], f"summary.json {section}: key {key} not in README"
+
+    for d in docs:
+        named("headline", [d["headline"]])
+        named("headline", d["headline"]["workloads"])
+        named("workloads", d["workloads"])
+        named("workloads", [c for w in d["workloads"] for c in w["configurations"]])
+        named("workloads", [c for w in d["workloads"] for c in w["failed_configurations"]])
+        named("failed", [d["failed"]] + d["failed"]["by_reason"])
+        named("failed", [c for r in d["failed"]["by_reason"] for c in r["configurations"]])
+        named("skipped", [c for r in d["skipped"]["by_reason"] for c in r["configurations"]])
+        named("disturbed", [d["disturbed"]])
+        named("efficiency", [d["efficiency"]] + d["efficiency"]["configurations"])
+        named("dp_vs_ddp", d["dp_vs_ddp"] + [s for c in d["dp_vs_ddp"] for s in c["series"]])
+        named("time_to_target", d["time_to_target"])
+        named("crossovers", d["crossovers"])
+    assert any(d["dp_vs_ddp"] for d in docs) and any(d["failed"]["by_reason"] for d in docs)
