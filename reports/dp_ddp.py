@@ -164,11 +164,13 @@ def throughput_plot(c):
     fig = Figure(figsize=(7.5, 4.6))
     ax = fig.add_subplot(1, 1, 1)
     style = {"dp": "-", "ddp": "--", "none": ""}
+    div, unit = plots.sps_unit([g.max_sps for s in c.series for g in s.groups.values()])
     for i, s in enumerate(c.series):
         ns = sorted(s.groups)
         gs = [s.groups[n] for n in ns]
-        ax.errorbar(ns, [g.med_sps for g in gs],
-                    yerr=[[g.med_sps - g.min_sps for g in gs], [g.max_sps - g.med_sps for g in gs]],
+        ax.errorbar(ns, [g.med_sps / div for g in gs],
+                    yerr=[[(g.med_sps - g.min_sps) / div for g in gs],
+                          [(g.max_sps - g.med_sps) / div for g in gs]],
                     marker="os^Dv<>"[i % 7], capsize=3, linestyle=style[s.parallelism] or "none",
                     color=plots.backend_color(gs[0]), label=s.label)
     if len(c.counts) > 1:
@@ -176,7 +178,7 @@ def throughput_plot(c):
     ax.set_xticks(c.counts, [str(n) for n in c.counts])
     ax.minorticks_off()
     ax.set_xlabel("GPUs (world size)")
-    ax.set_ylabel("samples/s (median, whiskers min–max)")
+    ax.set_ylabel(f"{unit} (median, whiskers min–max)")
     ax.yaxis.set_major_formatter(EngFormatter())
     ax.set_ylim(bottom=0)
     ax.set_title(f"{c.workload}: DataParallel vs DDP")
