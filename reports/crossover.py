@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from html import escape as esc
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter
+from matplotlib.ticker import EngFormatter, NullLocator
 
 import fmt
 import plots
@@ -310,8 +310,10 @@ def plot(sw):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sw.sizes, [size_text(x) for x in sw.sizes])
-    ax.minorticks_off()
-    ax.yaxis.set_major_formatter(EngFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())   # the sizes are the ticks
+    # Not minorticks_off(): on a samples/s axis within one decade the ticks between the
+    # decades are the only ones, and they carry the labels.
+    plots.plain_log_ticks(ax.yaxis, EngFormatter())
     ax.set_xlabel(f"{sw.axis} ({sw.column}{', widest hidden layer' if sw.axis == 'width' else ''})")
     ax.set_ylabel(f"{unit} (median), log scale")
     ax.set_title(f"samples/s vs {sw.axis}: {', '.join(sw.workloads)}", fontsize="medium")

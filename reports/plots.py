@@ -29,7 +29,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["text.parse_math"] = False
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator  # noqa: E402
 
 import derive  # noqa: E402
 import loss_curves  # noqa: E402
@@ -50,12 +50,33 @@ FAILED_COLOR = "#b00020"
 FAILED_TEXT = "failed"
 
 
+class PlainLogFormatter(LogFormatter):
+    """Labels the ticks of a log axis that matplotlib's LogFormatter picks: the decades
+    and, where the axis spans about one decade or less (its minor_thresholds), the ticks
+    between them, all of them below 0.4 decades; each written by `text` rather than
+    LogFormatter's "%1.0e", which writes 3.1e8 and 3.2e8 alike as "3e+08"."""
+
+    def __init__(self, text, minor=False):
+        super().__init__(labelOnlyBase=not minor)
+        self._text = text
+
+    def _num_to_string(self, x, vmin, vmax):
+        return self._text(x)
+
+
+def _plain_number(x):
+    return f"{x:.3g}"
+
+
 def plain_log_ticks(axis, formatter=None):
     """Tick labels of a log axis without mathtext, which is off (above): the default
-    LogFormatterSciNotation writes "$\\mathdefault{10^{4}}$", shown as it is. Majors as
-    `formatter` (default "1e−03", "1", "1000"), minors unlabelled."""
-    axis.set_major_formatter(formatter or LogFormatter())
-    axis.set_minor_formatter(NullFormatter())
+    LogFormatterSciNotation writes "$\\mathdefault{10^{4}}$", shown as it is. Labels as
+    `formatter` writes them (default "0.001", "0.03", "1", "1e+05"): the decades, and on
+    an axis spanning a decade or less the ticks between too, which had none, so such an
+    axis (samples/s from 150 k to 400 k) showed no number at all."""
+    text = formatter or _plain_number
+    axis.set_major_formatter(PlainLogFormatter(text))
+    axis.set_minor_formatter(PlainLogFormatter(text, minor=True))
 
 
 def sps_unit(values):
