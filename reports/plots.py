@@ -119,6 +119,14 @@ def mark_failed(ax, x, text=FAILED_TEXT):
                 annotation_clip=False)
 
 
+def mark_failed_row(ax, y, why):
+    """'✗ failed: <why>' on row y of a horizontal bar chart, where its bar would be: a
+    configuration that failed keeps its row. x in axes fraction: readable on a linear or
+    a log axis alike."""
+    ax.text(0.01, y, f"✗ {FAILED_TEXT}: {why}", transform=ax.get_yaxis_transform(),
+            va="center", color=FAILED_COLOR, fontsize="small")
+
+
 def _with_gaps(points, failed_at):
     """(xs, ys) sorted by x with NaN at each x in failed_at: matplotlib breaks a line at
     NaN, so no segment bridges a failed point."""
@@ -148,9 +156,7 @@ def throughput_figure(w):
     ax.barh(ys[:len(gs)], med, xerr=err, color=[backend_color(g) for g in gs],
             capsize=3, error_kw={"elinewidth": 1})
     for y, g in zip(ys[len(gs):], w.failed):
-        # x in axes fraction: readable on a linear or a log axis alike.
-        ax.text(0.01, y, f"✗ {FAILED_TEXT}: {g.why_failed()}", transform=ax.get_yaxis_transform(),
-                va="center", color=FAILED_COLOR, fontsize="small")
+        mark_failed_row(ax, y, g.why_failed())
     ax.set_yticks(ys, [g.label(w.multi_host) for g in gs + w.failed])
     ax.set_ylim(-0.6, len(ys) - 0.4)   # the rows without a bar too (autoscaling skips them)
     log = max(med) / min(med) > LOG_RATIO
