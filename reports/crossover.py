@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from html import escape as esc
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter
+from matplotlib.ticker import EngFormatter, NullLocator
 
 import fmt
 import plots
@@ -291,8 +291,9 @@ def plot(sw):
     every interpolated crossing."""
     fig = Figure(figsize=(7.5, 4.6))
     ax = fig.add_subplot(1, 1, 1)
+    div, unit = plots.sps_unit([g.med_sps for s in sw.series.values() for g in s.values()])
     for i, (lab, s) in enumerate(sw.series.items()):
-        xs, ys = plots._with_gaps([(x, g.med_sps) for x, g in s.items()], sw.failed.get(lab, {}))
+        xs, ys = plots._with_gaps([(x, g.med_sps / div) for x, g in s.items()], sw.failed.get(lab, {}))
         ax.plot(xs, ys, marker="os^Dv<>"[i % 7],
                 linestyle=plots.LINESTYLES[i % len(plots.LINESTYLES)],
                 color=plots.backend_color(s[min(s)]), label=lab)
@@ -309,10 +310,12 @@ def plot(sw):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sw.sizes, [size_text(x) for x in sw.sizes])
-    ax.minorticks_off()
-    ax.yaxis.set_major_formatter(EngFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())   # the sizes are the ticks
+    # Not minorticks_off(): on a samples/s axis within one decade the ticks between the
+    # decades are the only ones, and they carry the labels.
+    plots.plain_log_ticks(ax.yaxis, EngFormatter())
     ax.set_xlabel(f"{sw.axis} ({sw.column}{', widest hidden layer' if sw.axis == 'width' else ''})")
-    ax.set_ylabel("samples/s (median), log scale")
+    ax.set_ylabel(f"{unit} (median), log scale")
     ax.set_title(f"samples/s vs {sw.axis}: {', '.join(sw.workloads)}", fontsize="medium")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -439,6 +439,13 @@ def is_cpu_candidate(g):
         g.loss_state != "mismatch"
 
 
+def is_cpu_candidate_row(r):
+    """A result row (any state) of a configuration that could be the CPU baseline, by the
+    trait cells is_cpu_candidate reads (a row that did not run has no loss check): to say
+    that such rows were skipped, not that there were none."""
+    return r.get("implementation") == OURS and r.get("device_kind") == "cpu" and not r.get("oracle")
+
+
 def is_cpu_baseline(g):
     """Kept for callers that ask whether g may be a CPU baseline."""
     return is_cpu_candidate(g)

@@ -12,6 +12,13 @@ is dp or ddp, and the one-replica GPU rows (parallelism none) at world size 1 as
 when it has both dp and ddp GPU rows; otherwise nothing is said. cuda-dp rows whose
 replicas share a GPU (devices "0,0") are left out with a note: their world size is not
 a GPU count. GPU count = world_size (cuda-dp's replicas, DDP's ranks).
+A configuration that failed in every repetition (derive's Workload.failed) keeps its
+place, as in the other sections: "failed: <why> (5 of 5 repetitions)" in the tables,
+one entry per distinct reason, a red ✗ at its GPU count in the samples/s plot (no line
+drawn across it), a "failed" row in the phases plot. A configuration that failed in
+some repetitions shows "⚠ 1 of 3 reps failed" beside its figure (the reasons in its
+title). Its absence would read as "not run"; ratios are of measured configurations
+only. The workload's own section lists the same reasons once, in its notes.
 
 comparisons(summary) -> [DpDdp]; section_html(summary); figures(summary) -> dict for
 summary.json.
@@ -25,8 +32,8 @@ from matplotlib.ticker import EngFormatter
 
 import fmt
 import plots
-from derive import _order_key
-from tables import _table, group_bus_ids, shared_device
+from derive import _order_key, by_reason
+from tables import _table, failed_badge, group_bus_ids, shared_device
 
 PHASES = ["transfer", "forward", "backward", "comm", "optimizer", "other"]
 PHASE_COLUMNS = [f"{p}_s" for p in PHASES if p != "other"]
@@ -43,6 +50,7 @@ FORMULAS = [
                           "tables; a row whose phase cells are empty (PyTorch peers on GPUs) "
                           "shows them as not measured"),
 ]
+FAILED_CELL = "bad wrap"
 
 
 @dataclass
@@ -51,7 +59,17 @@ class Series:
     label: str
     implementation: str
     parallelism: str
-    groups: dict = field(default_factory=dict)   # GPU count -> Group
+    groups: dict = field(default_factory=dict)   # GPU count -> Group (failed ones too)
+
+    @property
+    def measured(self):
+        """GPU count -> Group of the configurations with a measured repetition."""
+        return {n: g for n, g in self.groups.items() if g.rows}
+
+    @property
+    def failed_at(self):
+        """The GPU counts where the configuration failed in every repetition."""
+        return sorted(n for n, g in self.groups.items() if not g.rows)
 
 
 @dataclass
@@ -61,6 +79,7 @@ class DpDdp:
     series: list                                  # Series, trainbench first
     ratios: dict                                  # implementation -> {count: (ratio, ddp, dp)}
     notes: list
+
 
 
 def _phases_measured(g):
@@ -80,14 +99,19 @@ def _series_label(g, multi_host):
 
 
 def comparison(w):
-    """The head-to-head of workload w, or None when w lacks dp or ddp GPU rows."""
-    gpu = [g for g in w.groups if _is_gpu(g)]
+    """The head-to-head of workload w, or None when w lacks dp or ddp GPU rows (measured or
+    failed: a DataParallel that failed at every count is part of the answer)."""
+    gpu = [g for g in w.groups + w.failed if _is_gpu(g)]
     par = lambda g: g.traits.get("parallelism")  # noqa: E731
     if not any(par(g) == "dp" for g in gpu) or not any(par(g) == "ddp" for g in gpu):
         return None
     notes, chosen = [], []
     for g in sorted(gpu, key=_order_key):
         if par(g) not in ("dp", "ddp") and not (par(g) == "none" and g.world_size == 1):
+            continue
+        if g.world_size is None:   # a failed row's setup cells may be empty
+            notes.append(f"{g.label(w.multi_host)} failed ({g.why_failed()}) and its row has no "
+                         "world size: not placed at a GPU count")
             continue
         if shared_device(g.devices, group_bus_ids(g)):  # by PCI bus id where the rows have them
             notes.append(f"{g.label(w.multi_host)} left out: shared-device (replicas on GPUs "
@@ -109,8 +133,8 @@ def comparison(w):
         for n in counts:
             best = {}
             for kind in ("dp", "ddp"):
-                gs = [s.groups[n] for s in series.values()
-                      if s.implementation == impl and s.parallelism == kind and n in s.groups]
+                gs = [s.measured[n] for s in series.values()
+                      if s.implementation == impl and s.parallelism == kind and n in s.measured]
                 best[kind] = max(gs, key=lambda g: g.med_sps) if gs else None
             if best["dp"] and best["ddp"]:
                 ratios.setdefault(impl, {})[n] = (best["ddp"].med_sps / best["dp"].med_sps,
@@ -124,13 +148,29 @@ def comparisons(summary):
 
 # ---- HTML ------------------------------------------------------------------------------
 
+def _failed_cell(g):
+    """'failed: <why> (5 of 5 repetitions)': each distinct reason of a configuration that
+    failed in every repetition, with how many."""
+    whys = [f'{esc(reason)} <span class="muted">({len(rs)} of {g.reps_total} repetitions)</span>'
+            for reason, rs in by_reason(g.failures)]
+    return "failed: " + "; ".join(whys), FAILED_CELL
+
+
+def _sps_cell(g):
+    """A configuration's median samples/s, with the "⚠ 1 of 3 reps failed" badge where some
+    repetitions failed; _failed_cell where every one did; "–" where it did not run."""
+    if g is None:
+        return "–", "num"
+    if not g.rows:
+        return _failed_cell(g)
+    return fmt.sps(g.med_sps) + failed_badge(g), "num"
+
+
 def throughput_table(c):
     head = ["configuration"] + [f"{n} GPU{'s' if n > 1 else ''} samples/s" for n in c.counts]
     rows = []
     for s in c.series:
-        rows.append([(esc(s.label), "")] +
-                    [(fmt.sps(s.groups[n].med_sps) if n in s.groups else "–", "num")
-                     for n in c.counts])
+        rows.append([(esc(s.label), "")] + [_sps_cell(s.groups.get(n)) for n in c.counts])
     for impl, by_n in c.ratios.items():
         rows.append([(f"<b>{esc(IMPL.get(impl, impl))}: DDP ÷ DP</b>", "")] +
                      [(fmt.speedup(by_n[n][0]) if n in by_n else "–", "num") for n in c.counts])
@@ -146,6 +186,10 @@ def phases_table(c):
             g = s.groups.get(n)
             if g is None:
                 continue
+            if not g.rows:
+                rows.append([(str(n), "num"), (esc(s.label), ""), _failed_cell(g)]
+                            + [("–", "muted")] * len(PHASES))
+                continue
             if _phases_measured(g):
                 cells = [(fmt.seconds(g.phases.get(p, 0.0)), "num") for p in PHASES]
             else:
@@ -158,36 +202,55 @@ def phases_table(c):
 
 # ---- figures ---------------------------------------------------------------------------
 
+def _legend(ax):
+    """The legend beside the plot; none where every configuration failed (nothing drawn
+    to name: matplotlib would warn "No artists with labels found")."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _failed_text(g, n):
+    return f"{g.backend}{' ' + g.settings if g.settings else ''} ×{n} {plots.FAILED_TEXT}"
+
+
 def throughput_plot(c):
     """samples/s vs GPU count, one line per configuration: DataParallel solid, DDP dashed,
-    1-GPU rows as single markers; log2 GPU axis, linear samples/s from 0."""
+    1-GPU rows as single markers; log2 GPU axis, linear samples/s from 0. A count where a
+    configuration failed: a red ✗ on the axis, and its line broken there."""
     fig = Figure(figsize=(7.5, 4.6))
     ax = fig.add_subplot(1, 1, 1)
     style = {"dp": "-", "ddp": "--", "none": ""}
+    div, unit = plots.sps_unit([g.max_sps for s in c.series for g in s.measured.values()])
     for i, s in enumerate(c.series):
-        ns = sorted(s.groups)
-        gs = [s.groups[n] for n in ns]
-        ax.errorbar(ns, [g.med_sps for g in gs],
-                    yerr=[[g.med_sps - g.min_sps for g in gs], [g.max_sps - g.med_sps for g in gs]],
-                    marker="os^Dv<>"[i % 7], capsize=3, linestyle=style[s.parallelism] or "none",
-                    color=plots.backend_color(gs[0]), label=s.label)
+        for n in s.failed_at:
+            plots.mark_failed(ax, n, _failed_text(s.groups[n], n))
+        by_n = s.measured
+        if not by_n:
+            continue
+        ns, ys = plots._with_gaps([(n, g.med_sps / div) for n, g in by_n.items()], s.failed_at)
+        err = [[(by_n[n].med_sps - by_n[n].min_sps) / div if n in by_n else 0.0 for n in ns],
+               [(by_n[n].max_sps - by_n[n].med_sps) / div if n in by_n else 0.0 for n in ns]]
+        ax.errorbar(ns, ys, yerr=err, marker="os^Dv<>"[i % 7], capsize=3,
+                    linestyle=style[s.parallelism] or "none",
+                    color=plots.backend_color(next(iter(by_n.values()))), label=s.label)
     if len(c.counts) > 1:
         ax.set_xscale("log", base=2)
     ax.set_xticks(c.counts, [str(n) for n in c.counts])
     ax.minorticks_off()
     ax.set_xlabel("GPUs (world size)")
-    ax.set_ylabel("samples/s (median, whiskers min–max)")
+    ax.set_ylabel(f"{unit} (median, whiskers min–max)")
     ax.yaxis.set_major_formatter(EngFormatter())
     ax.set_ylim(bottom=0)
     ax.set_title(f"{c.workload}: DataParallel vs DDP")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(ax)
     return plots._png(fig)
 
 
 def phases_plot(c):
     """Stacked seconds per epoch by phase, one bar per (GPU count, configuration), grouped
-    by GPU count; rows without phase times are one grey "not measured" bar."""
+    by GPU count; rows without phase times are one grey "not measured" bar, a
+    configuration that failed is its row saying "✗ failed: <why>"."""
     bars = [(n, s, s.groups[n]) for n in c.counts for s in c.series if n in s.groups]
     fig = Figure(figsize=(8.5, 1.6 + 0.36 * len(bars)))
     ax = fig.add_subplot(1, 1, 1)
@@ -202,12 +265,16 @@ def phases_plot(c):
     if any(unmeasured):
         ax.barh(ys, unmeasured, color="#dddddd", hatch="//", edgecolor="#999999",
                 label="not measured (whole epoch)")
+    for y, (_, _, g) in zip(ys, bars):
+        if not g.rows:
+            plots.mark_failed_row(ax, y, g.why_failed())
     ax.set_yticks(ys, [f"{n} GPU{'s' if n > 1 else ''}: {s.label}" for n, s, _ in bars])
+    ax.set_ylim(-0.6, len(bars) - 0.4)   # a failed row has no bar: autoscaling would skip it
     ax.xaxis.set_major_formatter(EngFormatter(unit="s"))
     ax.set_xlabel("time per epoch (median), by phase")
     ax.set_title(f"{c.workload}: where the time goes, DataParallel vs DDP")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(ax)
     return plots._png(fig)
 
 
@@ -241,7 +308,8 @@ def section_html(summary, figure):
 
 def figures(summary):
     """{"dp_vs_ddp": [...]}: the head-to-head's numbers for summary.json (GPU counts as
-    string keys; phases None where not measured)."""
+    string keys; phases None where not measured; a count where a configuration failed in
+    every repetition has no samples/s, only failed_reasons)."""
     out = []
     for c in comparisons(summary):
         out.append({
@@ -250,9 +318,12 @@ def figures(summary):
             "series": [{
                 "label": s.label, "implementation": s.implementation,
                 "parallelism": s.parallelism,
-                "samples_per_s": {str(n): g.med_sps for n, g in s.groups.items()},
+                "samples_per_s": {str(n): g.med_sps for n, g in s.measured.items()},
                 "phases_s_per_epoch": {str(n): (dict(g.phases) if _phases_measured(g) else None)
-                                       for n, g in s.groups.items()},
+                                       for n, g in s.measured.items()},
+                # A count whose configuration failed in some or every repetition: why, how often.
+                "failed_reasons": {str(n): [{"reason": r, "count": len(rs)} for r, rs in by_reason(g.failures)]
+                                   for n, g in s.groups.items() if g.failures},
             } for s in c.series],
             "ddp_over_dp": {impl: {str(n): v[0] for n, v in by_n.items()}
                             for impl, by_n in c.ratios.items()},

@@ -8,8 +8,8 @@ the HTML (headline_html) and summary.json (summary_json.py) read the same Line o
 Picks use the trait columns only: trainbench rows (implementation), device_kind,
 world_size, oracle; never a backend's name. Rows whose loss check failed are never
 picked as "fastest" (the correctness line names them instead). Where a CPU, GPU or
-reference configuration ran and failed, the headline says so with the reason, never
-"no CPU row" or "no reference row".
+reference configuration ran and failed, or a CPU or GPU one was skipped, the headline
+says so with the reason, never "no CPU row" or "no reference row".
 """
 
 from dataclasses import dataclass, field
@@ -31,6 +31,7 @@ class Line:
     gpu_skipped: list = field(default_factory=list)   # [(reason, count)] of its GPU rows
     gpu_failed: list = field(default_factory=list)    # [(reason, configurations)] that failed
     cpu_failed: list = field(default_factory=list)    # the same for CPU baseline candidates
+    cpu_skipped: list = field(default_factory=list)   # [(reason, count)] of CPU candidates' rows
     ref_failed: list = field(default_factory=list)    # the same for the reference (oracle)
     checked: int = 0                # configurations whose loss matched the reference
     mismatches: list = field(default_factory=list)    # Groups whose loss did not
@@ -74,6 +75,11 @@ def failed_text(reasons):
     return "failed: " + "; ".join(f"{n}× {reason}" for reason, n in reasons)
 
 
+def skipped_text(reasons):
+    """'skipped: 2× no CUDA device; 1× NCCL not found'."""
+    return "skipped: " + "; ".join(f"{n}× {reason}" for reason, n in reasons)
+
+
 def lines(summary):
     """[Line] in workload order."""
     out = []
@@ -87,6 +93,8 @@ def lines(summary):
                                                 if r["state"] == "skipped" and _is_gpu_row(r)]),
                     gpu_failed=failed_reasons(g for g in w.failed if g.device_kind == "gpu"),
                     cpu_failed=failed_reasons(g for g in w.failed if derive.is_cpu_candidate(g)),
+                    cpu_skipped=_reason_counts([r for r in w.not_measured if r["state"] == "skipped"
+                                                and derive.is_cpu_candidate_row(r)]),
                     ref_failed=failed_reasons(g for g in w.failed if g.oracle),
                     checked=sum(1 for g in gs if g.loss_state == "match"),
                     mismatches=[g for g in gs if g.loss_state == "mismatch"],
@@ -136,8 +144,15 @@ def _pick_cell(g, multi_host):
 
 
 def _missing_cpu_cell(line):
+    """Why there is no CPU baseline: its CPU rows failed or were skipped, with the reasons;
+    "no CPU row" only where the run had none."""
+    parts = []
     if line.cpu_failed:
-        return f'<span class="bad">CPU {esc(failed_text(line.cpu_failed))}</span>', "wrap"
+        parts.append(f'<span class="bad">CPU {esc(failed_text(line.cpu_failed))}</span>')
+    if line.cpu_skipped:
+        parts.append(f'<span class="muted">CPU {esc(skipped_text(line.cpu_skipped))}</span>')
+    if parts:
+        return "<br>".join(parts), "wrap"
     return '<span class="muted">no CPU row</span>', ""
 
 
@@ -155,8 +170,7 @@ def _missing_gpu_cell(line):
     if line.gpu_failed:
         parts.append(f'<span class="bad">{esc(failed_text(line.gpu_failed))}</span>')
     if line.gpu_skipped:
-        why = "; ".join(f"{n}× {reason}" for reason, n in line.gpu_skipped)
-        parts.append(f'<span class="muted">skipped: {esc(why)}</span>')
+        parts.append(f'<span class="muted">{esc(skipped_text(line.gpu_skipped))}</span>')
     if parts:
         return "<br>".join(parts), "wrap"
     return '<span class="muted">not run</span>', ""

@@ -12,7 +12,8 @@ harness's one table (harness/result_schema.cpp):
                does not know is ignored, a nullable one missing from the file
                (added to the schema after the file was written) reads as empty.
   curves.csv   per-epoch training loss with the configuration's columns
-               (optional file: without it the report has no loss-curve plot).
+               (optional file: without it the report has no loss-curve plot); a
+               loss, here or as results.csv's final_loss, is never negative.
   env.json     environment capture; only schema_version and run_id are
                required, every other field is shown when present; the fields the
                reports read must have their JSON type (env_schema.py).
@@ -58,6 +59,10 @@ PHASE_COLUMNS = columns_with("phase")
 POSITIVE_COLUMNS = ["train_time_s", "samples_per_s", "epochs", "world_size"]
 NON_NEGATIVE_COLUMNS = PHASE_COLUMNS + ["upload_s", "upload_gbps", "comm_busbw_gbps",
                                         "time_to_target_s", "gpu_energy_j"]
+# The losses are MSE or cross-entropy: never negative, in results.csv (final_loss) as in
+# curves.csv (train_loss). A NaN one is kept in both: a diverged run's own value (shown
+# as "nan", failing the loss check, null in summary.json; its curve is NaN too).
+NOT_A_LOSS = "MSE and cross-entropy losses are never negative"
 INT64_LIMIT = 2 ** 63   # the harness writes 64-bit integers; a longer one is no measurement
 
 SCHEMA_1_ADVICE = ("CSV schema 1, written by a trainbench before the knob and trait columns; "
@@ -237,6 +242,9 @@ def _type_row(raw, where):
                                  "and not negative")
         if raw["threads"] < 0 or raw["repetition"] < 0:
             raise InputError(f"{where}: threads and repetition must not be negative")
+        if raw["final_loss"] < 0:
+            raise InputError(f"{where}, column 'final_loss': {raw['final_loss']} is negative "
+                             f"({NOT_A_LOSS})")
         acc = raw["final_accuracy"]
         if acc is not None and not (0.0 <= acc <= 1.0):
             raise InputError(f"{where}, column 'final_accuracy': {acc} is not in [0, 1]")
@@ -254,6 +262,9 @@ def _load_curves(path):
         for col in ("run_id", "workload", "backend", "repetition", "epoch", "train_loss"):
             if raw[col] is None:
                 raise InputError(f"{where}, column '{col}': empty")
+        if raw["train_loss"] < 0:
+            raise InputError(f"{where}, column 'train_loss': {raw['train_loss']} is negative "
+                             f"({NOT_A_LOSS})")
         rows.append(raw)
     return rows
 

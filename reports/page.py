@@ -180,9 +180,9 @@ def _runs_notice(summary):
     if mixed:
         head = (f'<dt class="bad">Several runs mixed in one folder ({len(entries)} runs)</dt>'
                 f"<dd><p class=\"bad\">{esc(', '.join(mixed))} "
-                f"hold{'s' if len(mixed) == 1 else ''} rows of more than one run (hand-merged?): one folder should be one run, with "
-                "its own env.json. Rows are labelled with their run; compare.py refuses such a "
-                "folder.</p>")
+                f"hold{'s' if len(mixed) == 1 else ''} rows of more than one run (hand-merged?): "
+                "one folder should be one run, with its own env.json. Rows are labelled with "
+                "their run; compare.py refuses such a folder.</p>")
     else:
         head = (f'<dt class="warn">{len(entries)} runs merged in this report</dt>'
                 '<dd><p class="warn">Rows are labelled with their machine or run; figures '

@@ -18,6 +18,7 @@ where its point or bar would be: a red ✗ on the axis, marked "failed", never l
 
 import base64
 import io
+import math
 
 import matplotlib
 
@@ -28,7 +29,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["text.parse_math"] = False
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator  # noqa: E402
 
 import derive  # noqa: E402
 import loss_curves  # noqa: E402
@@ -42,16 +43,53 @@ PALETTE = ["#4d4d4d", "#1f77b4", "#17becf", "#2ca02c", "#ff7f0e", "#d62728",
 LINESTYLES = ["-", "--", "-.", ":"]
 LOG_RATIO = 30.0   # a log axis when the largest value is this many times the smallest
 DPI = 100
+# Above this, samples/s are plotted in units of a power of ten (sps_unit): matplotlib's
+# tick arithmetic overflows near the largest float (1.8e308; a hand-edited 1e308 row).
+HUGE_SPS = 1e200
 FAILED_COLOR = "#b00020"
 FAILED_TEXT = "failed"
 
 
+class PlainLogFormatter(LogFormatter):
+    """Labels the ticks of a log axis that matplotlib's LogFormatter picks: the decades
+    and, where the axis spans about one decade or less (its minor_thresholds), the ticks
+    between them, all of them below 0.4 decades; each written by `text` rather than
+    LogFormatter's "%1.0e", which writes 3.1e8 and 3.2e8 alike as "3e+08"."""
+
+    def __init__(self, text, minor=False):
+        super().__init__(labelOnlyBase=not minor)
+        self._text = text
+
+    def _num_to_string(self, x, vmin, vmax):
+        return self._text(x)
+
+
+def _plain_number(x):
+    return f"{x:.3g}"
+
+
 def plain_log_ticks(axis, formatter=None):
     """Tick labels of a log axis without mathtext, which is off (above): the default
-    LogFormatterSciNotation writes "$\\mathdefault{10^{4}}$", shown as it is. Majors as
-    `formatter` (default "1e−03", "1", "1000"), minors unlabelled."""
-    axis.set_major_formatter(formatter or LogFormatter())
-    axis.set_minor_formatter(NullFormatter())
+    LogFormatterSciNotation writes "$\\mathdefault{10^{4}}$", shown as it is. Labels as
+    `formatter` writes them (default "0.001", "0.03", "1", "1e+05"): the decades, and on
+    an axis spanning a decade or less the ticks between too, which had none, so such an
+    axis (samples/s from 150 k to 400 k) showed no number at all."""
+    text = formatter or _plain_number
+    axis.set_major_formatter(PlainLogFormatter(text))
+    axis.set_minor_formatter(PlainLogFormatter(text, minor=True))
+
+
+def sps_unit(values):
+    """(divisor, axis unit) for plotting samples/s: (1, "samples/s") for any real run; for
+    values above HUGE_SPS a power of ten that brings the largest to about 1e12, named in
+    the unit ("samples/s × 1e296"). Plotted as they are, values near 1.8e308 overflow in
+    matplotlib (a linear axis's tick steps reach 20× the range's scale, a log axis's
+    margins pass 1e308) and print RuntimeWarnings; an ideal line base × n becomes inf."""
+    top = max((v for v in values if math.isfinite(v)), default=0.0)
+    if top <= HUGE_SPS:
+        return 1.0, "samples/s"
+    exp = math.floor(math.log10(top)) - 12
+    return 10.0 ** exp, f"samples/s × 1e{exp}"
 
 
 def backend_color(g):
@@ -81,6 +119,14 @@ def mark_failed(ax, x, text=FAILED_TEXT):
                 annotation_clip=False)
 
 
+def mark_failed_row(ax, y, why):
+    """'✗ failed: <why>' on row y of a horizontal bar chart, where its bar would be: a
+    configuration that failed keeps its row. x in axes fraction: readable on a linear or
+    a log axis alike."""
+    ax.text(0.01, y, f"✗ {FAILED_TEXT}: {why}", transform=ax.get_yaxis_transform(),
+            va="center", color=FAILED_COLOR, fontsize="small")
+
+
 def _with_gaps(points, failed_at):
     """(xs, ys) sorted by x with NaN at each x in failed_at: matplotlib breaks a line at
     NaN, so no segment bridges a failed point."""
@@ -104,14 +150,13 @@ def throughput_figure(w):
         return None
     fig, ax = _bar_figure(len(gs) + len(w.failed))
     ys = list(range(len(gs) + len(w.failed)))[::-1]
-    med = [g.med_sps for g in gs]
-    err = [[g.med_sps - g.min_sps for g in gs], [g.max_sps - g.med_sps for g in gs]]
+    div, unit = sps_unit([g.max_sps for g in gs])
+    med = [g.med_sps / div for g in gs]
+    err = [[(g.med_sps - g.min_sps) / div for g in gs], [(g.max_sps - g.med_sps) / div for g in gs]]
     ax.barh(ys[:len(gs)], med, xerr=err, color=[backend_color(g) for g in gs],
             capsize=3, error_kw={"elinewidth": 1})
     for y, g in zip(ys[len(gs):], w.failed):
-        # x in axes fraction: readable on a linear or a log axis alike.
-        ax.text(0.01, y, f"✗ {FAILED_TEXT}: {g.why_failed()}", transform=ax.get_yaxis_transform(),
-                va="center", color=FAILED_COLOR, fontsize="small")
+        mark_failed_row(ax, y, g.why_failed())
     ax.set_yticks(ys, [g.label(w.multi_host) for g in gs + w.failed])
     ax.set_ylim(-0.6, len(ys) - 0.4)   # the rows without a bar too (autoscaling skips them)
     log = max(med) / min(med) > LOG_RATIO
@@ -120,7 +165,7 @@ def throughput_figure(w):
         plain_log_ticks(ax.xaxis, EngFormatter())
     else:
         ax.xaxis.set_major_formatter(EngFormatter())
-    ax.set_xlabel("samples/s (median, whiskers min–max)" + (", log scale" if log else ""))
+    ax.set_xlabel(f"{unit} (median, whiskers min–max)" + (", log scale" if log else ""))
     ax.set_title(f"{w.name}: training throughput")
     ax.grid(axis="x", alpha=0.3)
     return fig
@@ -165,23 +210,24 @@ def scaling_plot(w):
                 lines[line(g)].append(g)
         sizes = sorted({g.world_size for gs in lines.values() for g in gs}
                        | {g.world_size for g in failed})
+        div, unit = sps_unit([g.max_sps for gs in lines.values() for g in gs])
         for i, (name, gs) in enumerate(lines.items()):
             gaps = [g.world_size for g in failed if line(g) == name]
-            xs, ys = _with_gaps([(g.world_size, g.med_sps) for g in gs], gaps)
+            xs, ys = _with_gaps([(g.world_size, g.med_sps / div) for g in gs], gaps)
             by_size = {g.world_size: g for g in gs}
-            err = [[by_size[x].med_sps - by_size[x].min_sps if x in by_size else 0.0 for x in xs],
-                   [by_size[x].max_sps - by_size[x].med_sps if x in by_size else 0.0 for x in xs]]
+            err = [[(by_size[x].med_sps - by_size[x].min_sps) / div if x in by_size else 0.0 for x in xs],
+                   [(by_size[x].max_sps - by_size[x].med_sps) / div if x in by_size else 0.0 for x in xs]]
             ax.errorbar(xs, ys, yerr=err, marker="os^D"[i % 4], capsize=3,
                         linestyle=LINESTYLES[i % 2], color=backend_color(gs[0]), label=name)
         for g in failed:
             mark_failed(ax, g.world_size, f"{line(g)} ×{g.world_size} {FAILED_TEXT}")
-        ax.plot(sizes, [base.med_sps * n for n in sizes], color="#555555", linestyle=":",
+        ax.plot(sizes, [base.med_sps / div * n for n in sizes], color="#555555", linestyle=":",
                 label="ideal (base × n)")
         ax.set_xscale("log", base=2)
         ax.set_xticks(sizes, [str(n) for n in sizes])
         ax.minorticks_off()
         ax.set_xlabel("world size (GPUs or ranks)")
-        ax.set_ylabel("samples/s (median)")
+        ax.set_ylabel(f"{unit} (median)")
         ax.yaxis.set_major_formatter(EngFormatter())
         ax.set_ylim(bottom=0)
         ax.set_title(f"base: {base.label(w.multi_host)}", fontsize="medium")

@@ -13,8 +13,9 @@ how to render the report again.
 
 Exit status: 0 recorded; 2 bad input (one line on stderr; nothing is written): the
 folder lacks results.csv or env.json, either cannot be read as the reports read
-them (render.py's checks), the run was made from a dirty tree, or it is recorded
-already (a record with its run_id).
+them (render.py's checks), the run was made from a dirty tree, it is recorded
+already (a record with its run_id), or a record in its place cannot be read (its
+env.json missing, unreadable or without a run_id: the line names it and why).
 """
 
 import argparse
@@ -27,7 +28,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from load import InputError, load_run, printable  # noqa: E402
+from load import InputError, _read_text, load_run, printable  # noqa: E402
 
 FILES = ["results.csv", "curves.csv", "env.json", "log.txt", "report.html", "microbench-cpu.json",
          "microbench_cuda.json", "gpu_targets.md"]
@@ -94,19 +95,43 @@ def readme(env, run_dir, note):
     return "\n".join(lines)
 
 
+def recorded_run_id(dest):
+    """The run_id of the record at DEST, read from its env.json. Where that cannot be
+    told (no env.json, unreadable, not JSON, no run_id) an InputError names the file and
+    why: such a folder may hold this very run, so it is neither passed over for the next
+    free name nor called a record of this run."""
+    path = os.path.join(dest, "env.json")
+    unknown = f"cannot tell which run {dest} holds (fix or move that folder, then record again)"
+    if not os.path.isdir(dest):
+        raise InputError(f"{dest}: already exists and is not a folder: {unknown}")
+    if not os.path.lexists(path):
+        raise InputError(f"{path}: missing: {unknown}")
+    try:
+        env = json.loads(_read_text(path))   # its "cannot read (why)", "not UTF-8 text" lines
+    except InputError as e:
+        raise InputError(f"{e}: {unknown}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}): "
+                         f"{unknown}") from None
+    except (ValueError, RecursionError) as e:   # an integer of 5000 digits; nested too deeply
+        raise InputError(f"{path}: not readable as JSON ({e}): {unknown}") from None
+    if not isinstance(env, dict):
+        raise InputError(f"{path}: not a JSON object: {unknown}")
+    theirs = env.get("run_id")
+    if not isinstance(theirs, str) or not theirs:
+        raise InputError(f"{path}: has no run_id (a non-empty string): {unknown}")
+    return theirs
+
+
 def free_dest(base, run_id):
     """BASE, else BASE-2, BASE-3, ...: the first that does not exist. A record there of
-    the same run_id (or one without a readable env.json) means: recorded already."""
+    the same run_id means: recorded already; one whose run cannot be read stops too
+    (recorded_run_id says why)."""
     for n in range(1, 1000):
         dest = base if n == 1 else f"{base}-{n}"
-        if not os.path.exists(dest):
+        if not os.path.lexists(dest):
             return dest
-        try:
-            with open(os.path.join(dest, "env.json"), encoding="utf-8") as f:
-                theirs = json.load(f).get("run_id")
-        except (OSError, ValueError, AttributeError):
-            theirs = None
-        if theirs is None or theirs == run_id:
+        if recorded_run_id(dest) == run_id:
             raise InputError(f"{dest}: already exists and holds this run "
                              "(remove it, or keep the earlier record)")
     raise InputError(f"{base}: 999 records of this device and date already")

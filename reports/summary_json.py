@@ -118,7 +118,8 @@ def _headline(summary):
                 "speedup_vs_fastest_cpu": _num(g.speedup_cpu), "cpu_baseline": ref(g.cpu_base, mh),
                 "scaling_efficiency": _num(g.efficiency),
                 "scaling_base": ref(g.efficiency_base, mh), "disturbed": g.disturbed}
-        entry["gpu_skipped"] = [{"reason": r, "count": n} for r, n in line.gpu_skipped]
+        for key, reasons in (("cpu_skipped", line.cpu_skipped), ("gpu_skipped", line.gpu_skipped)):
+            entry[key] = [{"reason": r, "count": n} for r, n in reasons]
         for key, reasons in (("cpu_failed", line.cpu_failed), ("gpu_failed", line.gpu_failed),
                              ("reference_failed", line.ref_failed)):
             entry[key] = [{"reason": r, "configurations": n} for r, n in reasons]

@@ -10,7 +10,8 @@ scrolling wrapper so wide ones stay usable on a phone.
 from html import escape as esc
 
 import fmt
-from derive import ASYNC_LOSS_RTOL, CV_FLAG, LOSS_RTOL, by_reason, is_cpu_candidate, weak_series_label
+from derive import (ASYNC_LOSS_RTOL, CV_FLAG, LOSS_RTOL, by_reason, is_cpu_candidate,
+                    is_cpu_candidate_row, weak_series_label)
 
 MARK_OK = "✓"
 MARK_BAD = "✗ MISMATCH"
@@ -220,6 +221,7 @@ def workload_table(w):
 def workload_notes(w):
     """Lines under a workload table: noisy rows, missing baselines, rows not measured."""
     notes = []
+    skipped = [r for r in w.not_measured if r["state"] == "skipped"]
     noisy = [g for g in w.groups if g.noisy]
     if noisy:
         names = ", ".join(esc(g.label(w.multi_host)) for g in noisy)
@@ -261,6 +263,10 @@ def workload_notes(w):
         names = ", ".join(esc(g.label(w.multi_host)) for g in w.failed if is_cpu_candidate(g))
         notes.append(f'<li class="bad">No CPU baseline: {names} failed (below): no speedup vs '
                      "the CPU.</li>")
+    elif any(is_cpu_candidate_row(r) for r in skipped):
+        names = ", ".join(esc(_row_label(r, w.multi_host)) for r in skipped if is_cpu_candidate_row(r))
+        notes.append(f'<li>No CPU baseline: {names} skipped (<a href="#skipped">reasons in the '
+                     "headline</a>): no speedup vs the CPU.</li>")
     else:
         notes.append("<li>No CPU baseline row (a trainbench row with device_kind cpu that is "
                      "not the oracle): no speedup vs the CPU.</li>")
@@ -280,7 +286,6 @@ def workload_notes(w):
                     f"{len(rs)} repetition{'s' if len(rs) != 1 else ''}")
             notes.append(f'<li class="bad">{esc(g.label(w.multi_host))}: failed — {esc(reason)} '
                          f'<span class="muted">({reps})</span></li>')
-    skipped = [r for r in w.not_measured if r["state"] == "skipped"]
     if skipped:
         # The reasons are listed once, in the headline, not under every workload.
         names = ", ".join(esc(_row_label(r, w.multi_host)) for r in skipped)

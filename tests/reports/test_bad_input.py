@@ -13,7 +13,7 @@ import compare
 import fixture_data as fx
 import render
 from conftest import REPORTS
-from load import RESULT_COLUMNS
+from load import CURVE_COLUMNS, RESULT_COLUMNS
 
 
 def _replace_line(path, n, fn):
@@ -37,9 +37,10 @@ def _edit_env(folder, **fields):
     _write(path, json.dumps(env))
 
 
-def _set_field(col, value):
-    """A line rewriter that sets one results.csv column (keeping the CSV quoting)."""
-    idx = RESULT_COLUMNS.index(col)
+def _set_field(col, value, columns=RESULT_COLUMNS):
+    """A line rewriter that sets one results.csv (or, with CURVE_COLUMNS, curves.csv)
+    column, keeping the CSV quoting."""
+    idx = columns.index(col)
 
     def fn(line):
         rec = next(csv.reader([line]))
@@ -110,6 +111,19 @@ CASES = {
                        "line 5, column 'backward_s': nan must be a finite number and not negative"),
     "negative energy": (lambda d: _replace_line(f"{d}/results.csv", 4, _set_field("gpu_energy_j", "-3")),
                         "line 5, column 'gpu_energy_j': -3.0 must be a finite number and not negative"),
+    # Losses are MSE or cross-entropy, never negative: a negative one was plotted and
+    # checked as if measured. A NaN one is a diverged run's value, kept in both files
+    # (test_summary_json.py's test_nan_loss_is_null_not_nan renders one).
+    "negative final loss": (lambda d: _replace_line(f"{d}/results.csv", 2, _set_field("final_loss", "-0.01")),
+                            "results.csv: line 3, column 'final_loss': -0.01 is negative (MSE and "
+                            "cross-entropy losses are never negative)"),
+    "negative curve loss": (lambda d: _replace_line(f"{d}/curves.csv", 3,
+                                                    _set_field("train_loss", "-0.25", CURVE_COLUMNS)),
+                            "curves.csv: line 4, column 'train_loss': -0.25 is negative (MSE and "
+                            "cross-entropy losses are never negative)"),
+    "minus infinite curve loss": (lambda d: _replace_line(f"{d}/curves.csv", 1,
+                                                          _set_field("train_loss", "-inf", CURVE_COLUMNS)),
+                                  "curves.csv: line 2, column 'train_loss': -inf is negative"),
     "integer beyond 64 bits": (lambda d: _replace_line(f"{d}/results.csv", 2,
                                                        _set_field("peak_host_mem_bytes", "9" * 400)),
                                "line 3, column 'peak_host_mem_bytes': " + "9" * 400

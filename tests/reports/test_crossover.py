@@ -21,6 +21,7 @@ import pytest
 import crossover
 import fixture_data as fx
 import render
+from axes_text import tick_labels_in_view
 from htmltables import report_section, section as section_of, tables
 
 T1, T2 = ("cpu-omp", 1, "cpu", 1), ("cpu-omp", 1, "cpu", 2)
@@ -200,3 +201,17 @@ def test_a_layers_cell_that_is_no_list_of_widths_is_on_no_axis(tmp_path, monkeyp
     sw = next(sw for sw in crossover.sweeps(fx.summarize(folder)) if sw.axis == "width")
     assert sw.sizes == [64, 256, 512]
     assert render.main([folder]) == 0
+
+
+def test_a_samples_per_s_axis_within_one_decade_has_labelled_ticks(sweep_run, monkeypatch):
+    """The batch sweep runs from 1.5 M to 4 M samples/s: no decade in view, and the ticks
+    between were turned off (minorticks_off), so its y-axis showed no number at all."""
+    figs = []
+    real = crossover.plots._png
+    monkeypatch.setattr(crossover.plots, "_png", lambda fig: (figs.append(fig), real(fig))[1])
+    sw = next(sw for sw in crossover.sweeps(fx.summarize(sweep_run)) if sw.axis == "batch")
+    crossover.plot(sw)
+    (ax,) = figs[0].get_axes()
+    assert tick_labels_in_view(ax.yaxis) == ["2 M", "3 M", "4 M"]
+    assert ax.get_ylabel() == "samples/s (median), log scale"
+    assert tick_labels_in_view(ax.xaxis) == ["64", "256", "1024"]   # the sizes, no minor ticks

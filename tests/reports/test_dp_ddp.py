@@ -12,6 +12,7 @@ the time): cuda-dp at 2 GPUs takes 100,000 / 240e6 = 4.1667e-4 s per epoch, so f
 """
 
 import json
+import math
 import os
 
 import pytest
@@ -149,3 +150,82 @@ def test_figures_for_summary_json(tmp_path, with_peers):
     assert dp["phases_s_per_epoch"]["2"]["forward"] == pytest.approx(0.4 * 1e5 / 240e6)
     peer = next(s for s in f[0]["series"] if s["label"] == "PyTorch DDP (torch-ddp)")
     assert peer["phases_s_per_epoch"]["4"] is None
+
+
+# --- failed configurations are shown where they would be, as in the other sections ------
+
+KILLED = "rank 2 exited with signal 9 (Killed)"
+OOM = "out of device memory"
+DP2, DDP4 = ("cuda-dp", 2, "0,1", 16), ("cuda-ddp", 4, "0,1,2,3", 16)
+# cuda-ddp ×4 failed in all five repetitions, cuda-dp ×2 in the first only: its median is
+# that of the other four (jitter +1%, −1%, +0.5%, −0.5%), still 240 M.
+FAILED = {(L, DDP4): {r: f"failed: {KILLED}" for r in range(5)}, (L, DP2): {0: f"failed: {OOM}"}}
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """The Figures dp_ddp draws, by title."""
+    out = {}
+    real = dp_ddp.plots._png
+
+    def capture(fig):
+        out[fig.get_axes()[0].get_title()] = fig
+        return real(fig)
+    monkeypatch.setattr(dp_ddp.plots, "_png", capture)
+    return out
+
+
+def test_a_failed_configuration_keeps_its_place_with_why(tmp_path):
+    c = dp_ddp.comparisons(fx.summarize(fx.write_run(tmp_path / "f", "gpubox", failed_reps=FAILED)))[0]
+    ddp = next(s for s in c.series if s.label == "trainbench DDP (cuda-ddp)")
+    assert sorted(ddp.groups) == [1, 2, 4] and ddp.failed_at == [4] and sorted(ddp.measured) == [1, 2]
+    # DDP ÷ DP at 4 GPUs: no DDP figure, no ratio; at 2 the measured cuda-dp repetitions.
+    assert c.ratios["trainbench"][2][0] == pytest.approx(380 / 240) and 4 not in c.ratios["trainbench"]
+
+
+def test_the_section_says_failed_with_the_reasons_and_their_counts(tmp_path, figures):
+    html = fx.render_html(fx.write_run(tmp_path / "f", "gpubox", failed_reps=FAILED))
+    section = _section(html)
+    thr, phases = tables(section)
+    by = {r["configuration"]: r for r in thr}
+    assert by["trainbench DDP (cuda-ddp)"]["4 GPUs samples/s"] == f"failed: {KILLED} (5 of 5 repetitions)"
+    assert by["trainbench DataParallel (cuda-dp)"]["2 GPUs samples/s"] == "240 M ⚠ 1 of 5 reps failed"
+    assert f'title="1 failed: {OOM}">⚠ 1 of 5 reps failed' in section     # the reason, on hover
+    assert by["trainbench: DDP ÷ DP"]["4 GPUs samples/s"] == "–"
+    ph = {(r["GPUs"], r["configuration"]): r for r in phases}
+    ddp4 = ph[("4", "trainbench DDP (cuda-ddp)")]
+    assert ddp4["time per epoch (s)"] == f"failed: {KILLED} (5 of 5 repetitions)"
+    assert ddp4["forward (s/epoch)"] == "–"
+    # The workload's notes list each reason once in the report (test_render.py); not here too.
+    assert "failed — " not in section and html.count(f"failed — {KILLED}") == 1
+    # The plots: a ✗ at 4 GPUs, the DDP line not drawn across it; a "failed" phases row.
+    (ax,) = figures[f"{L}: DataParallel vs DDP"].get_axes()
+    assert [t.get_text() for t in ax.texts] == ["cuda-ddp ×4 failed"]
+    ddp = next(x for x in ax.containers if x.get_label() == "trainbench DDP (cuda-ddp)")
+    xs, ys = ddp.lines[0].get_data()
+    assert list(xs) == [1, 2, 4] and math.isnan(ys[2]) and ys[1] == pytest.approx(380e6)
+    (ax,) = figures[f"{L}: where the time goes, DataParallel vs DDP"].get_axes()
+    assert [t.get_text() for t in ax.texts] == [f"✗ failed: {KILLED}"]
+    assert [t.get_text() for t in ax.get_yticklabels()][-1] == "4 GPUs: trainbench DDP (cuda-ddp)"
+
+
+def test_a_head_to_head_whose_dataparallel_all_failed_is_still_shown(tmp_path):
+    # Leaving it out would read as "no DataParallel was run".
+    failed = {(L, k): {r: f"failed: {OOM}" for r in range(5)}
+              for k in fx.THROUGHPUT["gpubox"][L] if k[0] == "cuda-dp"}
+    folder = fx.write_run(tmp_path / "f", "gpubox", failed_reps=failed)
+    (c,) = dp_ddp.comparisons(fx.summarize(folder))
+    assert c.ratios == {}
+    by = {r["configuration"]: r for r in tables(_section(fx.render_html(folder)))[0]}
+    assert [by["trainbench DataParallel (cuda-dp)"][f"{n} GPU{'s' if n > 1 else ''} samples/s"]
+            for n in (1, 2, 4)] == [f"failed: {OOM} (5 of 5 repetitions)"] * 3
+
+
+def test_summary_json_names_the_failed_counts(tmp_path):
+    f = dp_ddp.figures(fx.summarize(fx.write_run(tmp_path / "f", "gpubox", failed_reps=FAILED)))
+    series = {s["label"]: s for s in f["dp_vs_ddp"][0]["series"]}
+    ddp, dp = series["trainbench DDP (cuda-ddp)"], series["trainbench DataParallel (cuda-dp)"]
+    assert sorted(ddp["samples_per_s"]) == ["1", "2"] and "4" not in ddp["phases_s_per_epoch"]
+    assert ddp["failed_reasons"] == {"4": [{"reason": KILLED, "count": 5}]}
+    assert dp["failed_reasons"] == {"2": [{"reason": OOM, "count": 1}]}
+    assert dp["samples_per_s"]["2"] == pytest.approx(240e6)

@@ -4,10 +4,12 @@ print a non-finite figure ("inf", "nan") as a result."""
 
 import math
 import re
+import warnings
 
 import compare
 import fixture_data as fx
 import fmt
+import plots
 import stats
 from htmltables import cell, find_rows
 
@@ -33,11 +35,25 @@ def test_formatters_never_print_a_non_finite_figure():
 
 def test_a_huge_samples_per_s_renders_without_inf(tmp_path):
     folder = fx.write_run(tmp_path / "big", "gpubox", speed=HUGE)
-    html = fx.render_html(folder)
+    # matplotlib's tick arithmetic overflowed near 1.8e308 (RuntimeWarnings on the terminal).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        html = fx.render_html(folder)
+    assert not caught, [f"{w.filename}:{w.lineno}: {w.message}" for w in caught]
+    lin = next(w for w in fx.summarize(folder).workloads if w.name == fx.LINEAR)
+    (ax,) = plots.throughput_figure(lin).get_axes()
+    assert ax.get_xlabel() == "samples/s × 1e296 (median, whiskers min–max), log scale"
     row = find_rows(html, backend="cuda", world_size="1", devices="0")[0]  # the linear workload's
     assert cell(row, "samples/s (median)") == fmt.sps(1e308) == "1e+299 G"
     text = re.sub(r"data:image/png;base64,[^\"]*", "", html)
     assert not re.search(r"\b(inf|nan)\b", re.sub(r"<[^>]*>", " ", text), re.I)
+
+
+def test_huge_samples_per_s_are_plotted_in_a_named_unit():
+    """Below HUGE_SPS nothing changes; above, the axis names the power of ten plotted."""
+    assert plots.sps_unit([5e6, 7.2e8]) == (1.0, "samples/s")
+    div, unit = plots.sps_unit([2e5, 1.01e308, float("inf")])   # inf: no value to plot
+    assert (div, unit) == (1e296, "samples/s × 1e296") and 1e12 <= 1.01e308 / div < 1e13
 
 
 def test_compare_with_a_huge_samples_per_s_is_a_verdict_not_a_traceback(tmp_path, capsys):

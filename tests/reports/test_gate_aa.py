@@ -9,9 +9,10 @@ with 3, 4 or 5 repetitions per run, and judges them exactly as `compare.py` does
 The gate (compare.py's docstring) calls a configuration a REGRESSION when the median
 slowdown exceeds the threshold AND a slowdown *beyond the margin* is beyond noise
 (one-sided exact Mann-Whitney U of NEW against BASE x (1 - margin), p <= alpha, or
-disjoint ranges against it; the margin is the threshold, or the runs' own CV if wider). Testing the shifted hypothesis is what keeps a whole run of
-K = 24 configurations green under A/A on a noisy runner: testing "NEW is slower" at
-alpha per configuration failed about half of such runs (measured: 50% at CV 3-10%).
+disjoint ranges against it; the margin is the threshold, or the runs' own CV if wider).
+Testing the shifted hypothesis is what keeps a whole run of K = 24 configurations green
+under A/A on a noisy runner: testing "NEW is slower" at alpha per configuration failed
+about half of such runs (measured: 50% at CV 3-10%).
 The test bounds the whole-run false-alarm rate, and checks that the gate still sees a
 real slowdown (power), so it cannot pass by never firing.
 """

@@ -264,3 +264,31 @@ def test_gpu_rows_that_all_failed_are_why_no_gpu_ran(tmp_path):
     assert doc["gpu_ran"] is False and doc["gpu_failed_reasons"] == [
         {"reason": "CUDA error: no kernel image is available for execution on the device",
          "failed_configurations": len(gpu)}]
+
+
+NOT_BUILT = "cpu-omp built without OpenMP (configure with -DTB_OPENMP=ON)"
+
+
+def test_skipped_cpu_rows_are_named_skipped_with_why_not_missing(tmp_path):
+    """The MLP's only CPU candidate was skipped: the headline said "no CPU row" (as it
+    did for failed ones before), hiding that a CPU row was asked for and why it did not run."""
+    folder = fx.write_run(tmp_path / "s", "cpubox", not_run=False,
+                          status={(MLP, OMP8): f"skipped: {NOT_BUILT}"})
+    html = _render(folder)
+    assert _glance(html)[MLP]["fastest CPU (the speedup baseline)"] == f"CPU skipped: 1× {NOT_BUILT}"
+    assert "no CPU row" not in " ".join(_top(html).split())
+    section = _section(html, MLP)
+    assert ('No CPU baseline: cpu-omp (8 thr) skipped (<a href="#skipped">reasons in the '
+            "headline</a>): no speedup vs the CPU.") in section
+    assert "No CPU baseline row" not in section
+    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+        doc = {w["workload"]: w for w in json.load(f)["headline"]["workloads"]}
+    assert doc[MLP]["cpu_skipped"] == [{"reason": NOT_BUILT, "count": 1}]
+    assert doc[LIN]["cpu_skipped"] == [] and doc[MLP]["cpu_failed"] == []
+
+
+def test_failed_and_skipped_cpu_rows_are_both_named(tmp_path):
+    # The fixture's cpu-ddp ×2 MLP row failed; cpu-omp (8 thr) is skipped here.
+    folder = fx.write_run(tmp_path / "fs", "cpubox", status={(MLP, OMP8): f"skipped: {NOT_BUILT}"})
+    assert _glance(_render(folder))[MLP]["fastest CPU (the speedup baseline)"] == (
+        f"CPU failed: 1× rank 1 exited with signal 9 (Killed)CPU skipped: 1× {NOT_BUILT}")  # <br>

@@ -8,7 +8,6 @@ Hand-made curves ([(epoch, loss)]) on stand-in groups test the rules; the fixtur
 import os
 from dataclasses import dataclass, field
 
-import fixture_data as fx
 import loss_curves
 import plots
 import render

@@ -3,9 +3,13 @@
 what matplotlib's default log formatter writes). Drawn from the fixture GPU run, whose
 CPU and GPU rows put the throughput plot on a log axis."""
 
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+
 import fixture_data as fx
 import plots
 import roofline
+from axes_text import tick_labels_in_view
 
 
 def test_no_figure_text_is_left_in_tex(gpu_run, monkeypatch):
@@ -29,3 +33,26 @@ def test_no_figure_text_is_left_in_tex(gpu_run, monkeypatch):
     assert logs > 0, "no log axis drawn: the fixture does not exercise log tick labels"
     tex = [t for t in texts if "$" in t or "mathdefault" in t]
     assert not tex, tex
+
+
+def _drawn_log_axis(low, high, formatter=None):
+    """A figure with a log y-axis over [low, high], labelled by plots.plain_log_ticks, drawn."""
+    fig = Figure()
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot([1, 2, 3], [low, (low * high) ** 0.5, high])
+    ax.set_yscale("log")
+    plots.plain_log_ticks(ax.yaxis, formatter)
+    plots._png(fig)
+    return ax.yaxis
+
+
+def test_a_log_axis_within_one_decade_has_plain_labelled_ticks():
+    """Data spanning less than a decade has no decade tick in view, and only decades were
+    labelled: such an axis showed no number at all."""
+    assert tick_labels_in_view(_drawn_log_axis(0.021, 0.058)) == ["0.02", "0.03", "0.04", "0.06"]
+    assert tick_labels_in_view(_drawn_log_axis(1.5e6, 4e6, EngFormatter())) == ["2 M", "3 M", "4 M"]
+    # Within a tenth of a decade the ticks are matplotlib's linear ones, each its own label.
+    assert tick_labels_in_view(_drawn_log_axis(3.0e8, 3.3e8, EngFormatter())) == [
+        "300 M", "305 M", "310 M", "315 M", "320 M", "325 M", "330 M"]
+    # Over several decades only the decades, as before.
+    assert tick_labels_in_view(_drawn_log_axis(2e-4, 0.5)) == ["0.001", "0.01", "0.1"]

@@ -149,3 +149,63 @@ def test_a_folder_the_reports_cannot_read_is_one_line_and_no_record(tmp_path, ca
     assert r.stderr.startswith("record.py: error: ") and r.stderr.count("\n") == 1, r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr
     assert not dest.exists()
+
+
+# --- a record in the way whose env.json cannot be read: the line names the file and why.
+# It said "already exists and holds this run" for all of these, which sent the reader
+# looking for a duplicate run instead of at the broken file.
+
+BASE = "nvidia-h100-80gb-hbm3-x4-2026-11-22"
+UNREADABLE = {
+    "not JSON": (lambda env: env.write_text('{"run_id": '),
+                 "env.json: not valid JSON (Expecting value at line 1, column 12)"),
+    "not an object": (lambda env: env.write_text("[1, 2]"), "env.json: not a JSON object"),
+    "no run_id": (lambda env: env.write_text('{"schema_version": 2}'),
+                  "env.json: has no run_id (a non-empty string)"),
+    "missing": (lambda env: env.unlink(), "env.json: missing"),
+    "not UTF-8": (lambda env: env.write_bytes(b'{"run_id": "caf\xe9"}'),
+                  "env.json: line 1, byte 16: not UTF-8 text"),
+}
+
+
+def _recorded_then_second(tmp_path):
+    """(dest, the first run's record, a second run of the same device and date)."""
+    dest = tmp_path / "dest"
+    assert record(fixture_data.write_run(tmp_path / "a", "gpubox"), "--dest", dest).returncode == 0
+    second = fixture_data.write_run(tmp_path / "b", "gpubox",
+                                    env_update={"run_id": "20261122-090000-gpubox"})
+    return dest, dest / BASE, second
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE))
+def test_a_record_whose_env_json_cannot_be_read_is_named_with_why(tmp_path, case):
+    mutate, why = UNREADABLE[case]
+    dest, earlier, second = _recorded_then_second(tmp_path)
+    mutate(earlier / "env.json")
+    r = record(second, "--dest", dest)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"record.py: error: {earlier}/{why}"), r.stderr
+    assert r.stderr.endswith(f": cannot tell which run {earlier} holds (fix or move that folder, "
+                             "then record again)\n") and r.stderr.count("\n") == 1
+    assert "holds this run" not in r.stderr
+    assert os.listdir(dest) == [BASE]
+
+
+def test_a_record_whose_env_json_is_unreadable_names_the_permission(tmp_path, capsys, monkeypatch):
+    """open() refused (root reads a chmod 0 file, so simulated, as in test_bad_input.py)."""
+    import load
+    import record as record_py
+    dest, earlier, second = _recorded_then_second(tmp_path)
+    blocked = str(earlier / "env.json")
+    real_open = open
+
+    def refuse(path, *a, **kw):
+        if str(path) == blocked:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, *a, **kw)
+    monkeypatch.setattr(load, "open", refuse, raising=False)
+    assert record_py.main([second, "--dest", str(dest)]) == 2
+    assert capsys.readouterr().err == (f"record.py: error: {blocked}: cannot read (Permission denied): "
+                                       f"cannot tell which run {earlier} holds (fix or move that "
+                                       "folder, then record again)\n")
+    assert os.listdir(dest) == [BASE]
