@@ -469,7 +469,10 @@ int cmd_schema(const std::vector<std::string>& args) {
     return 0;
   }
   if (args.size() != 1 || (args[0] != "--markdown" && args[0] != "--json")) {
-    throw UsageError("schema: expected one of --markdown, --json (got '" + (args.empty() ? "" : args[0]) + "')");
+    // Name what was given: nothing, too many arguments, or the one that is not allowed.
+    const std::string got = args.empty() ? "nothing" : args.size() > 1 ? std::to_string(args.size()) + " arguments"
+                                                                       : "'" + args[0] + "'";
+    throw UsageError("schema: expected one of --markdown, --json (got " + got + ")");
   }
   std::fputs((args[0] == "--json" ? schema_json() : schema_markdown()).c_str(), stdout);
   return 0;

@@ -6,6 +6,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -173,8 +175,13 @@ TEST(SchemaExe, SchemaCommandPrintsTheTable) {
   const test::ShellResult md = test::trainbench("schema --markdown");
   ASSERT_EQ(md.code, 0) << md.out;
   EXPECT_EQ(md.out, schema_markdown());
-  EXPECT_EQ(test::trainbench("schema").code, 2);
-  EXPECT_EQ(test::trainbench("schema --yaml").code, 2);
+  // Bad input names what was given (no flag said "(got '')").
+  for (const auto& [args, got] : std::vector<std::pair<std::string, std::string>>{
+           {"", "(got nothing)"}, {" --yaml", "(got '--yaml')"}, {" --json --markdown", "(got 2 arguments)"}}) {
+    const test::ShellResult r = test::trainbench("schema" + args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.out.find("schema: expected one of --markdown, --json " + got), std::string::npos) << r.out;
+  }
   EXPECT_EQ(test::trainbench("schema --help").code, 0);
 }
 
