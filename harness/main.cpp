@@ -238,8 +238,8 @@ int cmd_run(const std::vector<std::string>& args, const std::string& command_lin
   // Held until the header and env.json are written: a second run started at once with
   // this --out waits here, then appends (folder_lock.h).
   std::optional<FolderLock> setup_lock;
-  if (job.root() && out != "-") setup_lock.emplace(out);
   if (job.root() && out != "-") {
+    setup_lock.emplace(out);
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::file_size(out, ec) > 0 && !ec && fs::is_regular_file(out + ".env.json", ec)) {

@@ -228,9 +228,7 @@ def throughput_plot(c):
         if not by_n:
             continue
         ns, ys = plots._with_gaps([(n, g.med_sps / div) for n, g in by_n.items()], s.failed_at)
-        err = [[(by_n[n].med_sps - by_n[n].min_sps) / div if n in by_n else 0.0 for n in ns],
-               [(by_n[n].max_sps - by_n[n].med_sps) / div if n in by_n else 0.0 for n in ns]]
-        ax.errorbar(ns, ys, yerr=err, marker="os^Dv<>"[i % 7], capsize=3,
+        ax.errorbar(ns, ys, yerr=plots.whiskers(ns, by_n, div), marker="os^Dv<>"[i % 7], capsize=3,
                     linestyle=style[s.parallelism] or "none",
                     color=plots.backend_color(next(iter(by_n.values()))), label=s.label)
     if len(c.counts) > 1:

@@ -63,6 +63,13 @@ NON_NEGATIVE_COLUMNS = PHASE_COLUMNS + ["upload_s", "upload_gbps", "comm_busbw_g
 # curves.csv (train_loss). A NaN one is kept in both: a diverged run's own value (shown
 # as "nan", failing the loss check, null in summary.json; its curve is NaN too).
 NOT_A_LOSS = "MSE and cross-entropy losses are never negative"
+
+
+def _refuse_negative_loss(raw, col, where):
+    if raw[col] < 0:
+        raise InputError(f"{where}, column '{col}': {raw[col]} is negative ({NOT_A_LOSS})")
+
+
 INT64_LIMIT = 2 ** 63   # the harness writes 64-bit integers; a longer one is no measurement
 
 SCHEMA_1_ADVICE = ("CSV schema 1, written by a trainbench before the knob and trait columns; "
@@ -242,9 +249,7 @@ def _type_row(raw, where):
                                  "and not negative")
         if raw["threads"] < 0 or raw["repetition"] < 0:
             raise InputError(f"{where}: threads and repetition must not be negative")
-        if raw["final_loss"] < 0:
-            raise InputError(f"{where}, column 'final_loss': {raw['final_loss']} is negative "
-                             f"({NOT_A_LOSS})")
+        _refuse_negative_loss(raw, "final_loss", where)
         acc = raw["final_accuracy"]
         if acc is not None and not (0.0 <= acc <= 1.0):
             raise InputError(f"{where}, column 'final_accuracy': {acc} is not in [0, 1]")
@@ -262,9 +267,7 @@ def _load_curves(path):
         for col in ("run_id", "workload", "backend", "repetition", "epoch", "train_loss"):
             if raw[col] is None:
                 raise InputError(f"{where}, column '{col}': empty")
-        if raw["train_loss"] < 0:
-            raise InputError(f"{where}, column 'train_loss': {raw['train_loss']} is negative "
-                             f"({NOT_A_LOSS})")
+        _refuse_negative_loss(raw, "train_loss", where)
         rows.append(raw)
     return rows
 

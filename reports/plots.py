@@ -127,6 +127,13 @@ def mark_failed_row(ax, y, why):
             va="center", color=FAILED_COLOR, fontsize="small")
 
 
+def whiskers(xs, by_x, div=1.0):
+    """errorbar's yerr for the points at xs: median - min and max - median of the Group at
+    each x in by_x, over div (sps_unit); 0 at the gap points _with_gaps puts between them."""
+    return [[(by_x[x].med_sps - by_x[x].min_sps) / div if x in by_x else 0.0 for x in xs],
+            [(by_x[x].max_sps - by_x[x].med_sps) / div if x in by_x else 0.0 for x in xs]]
+
+
 def _with_gaps(points, failed_at):
     """(xs, ys) sorted by x with NaN at each x in failed_at: matplotlib breaks a line at
     NaN, so no segment bridges a failed point."""
@@ -214,9 +221,7 @@ def scaling_plot(w):
         for i, (name, gs) in enumerate(lines.items()):
             gaps = [g.world_size for g in failed if line(g) == name]
             xs, ys = _with_gaps([(g.world_size, g.med_sps / div) for g in gs], gaps)
-            by_size = {g.world_size: g for g in gs}
-            err = [[(by_size[x].med_sps - by_size[x].min_sps) / div if x in by_size else 0.0 for x in xs],
-                   [(by_size[x].max_sps - by_size[x].med_sps) / div if x in by_size else 0.0 for x in xs]]
+            err = whiskers(xs, {g.world_size: g for g in gs}, div)
             ax.errorbar(xs, ys, yerr=err, marker="os^D"[i % 4], capsize=3,
                         linestyle=LINESTYLES[i % 2], color=backend_color(gs[0]), label=name)
         for g in failed:

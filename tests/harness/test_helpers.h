@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "datasets/synthetic.h"
@@ -28,6 +29,25 @@ inline ModelSpec model(std::vector<int64_t> layers, Task task) {
   m.layers = std::move(layers);
   m.task = task;
   return m;
+}
+
+// One repetition of `backend` on synthetic regression through layers (D, ..., O) on n
+// rows (data seed data_seed), no warm-up, one thread: the runner tests' starting point.
+inline RunConfig regression_config(const std::string& backend, std::vector<int64_t> layers, int64_t n,
+                                   uint64_t data_seed = 1) {
+  RunConfig c;
+  c.backend = backend;
+  c.data.kind = "synthetic-regression";
+  c.data.task = Task::kRegression;
+  c.data.n = n;
+  c.data.d = layers.front();
+  c.data.o = layers.back();
+  c.data.seed = data_seed;
+  c.model = model(std::move(layers), Task::kRegression);
+  c.warmup = 0;
+  c.reps = 1;
+  c.threads = 1;
+  return c;
 }
 
 // Max over i of |a_i - b_i| / (|b_i| + floor): relative error with an absolute

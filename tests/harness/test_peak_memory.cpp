@@ -54,20 +54,10 @@ TEST(PeakMemory, AResetStartsTheNewPeakAtWhatIsResidentNow) {
 
 TEST(PeakMemory, AConfigurationsRowDoesNotCarryAnEarlierPeak) {
   if (!reset_peak_rss() || resident_bytes() < 0) GTEST_SKIP() << "no resettable peak here (/proc/self/clear_refs)";
-  RunConfig c;
-  c.backend = "reference";
+  RunConfig c = test::regression_config("reference", {8, 1}, 256);
   c.workload = "peak";
-  c.model = test::model({8, 1}, Task::kRegression);
-  c.data.kind = "synthetic-regression";
-  c.data.task = Task::kRegression;
-  c.data.n = 256;
-  c.data.d = 8;
-  c.data.o = 1;
   c.batch = 64;
   c.epochs = 1;
-  c.warmup = 0;
-  c.reps = 1;
-  c.threads = 1;
   const Dataset data = test::synthetic(Task::kRegression, c.data.n, 8, 1, 1);
   peak_and_free();  // what the ceilings' arrays, or a larger configuration before, left as the peak
   const int64_t resident = resident_bytes();

@@ -32,22 +32,11 @@ struct Capture final : RowSink {
 // Linear regression 16 -> 1 on 512 rows, batch 64: the loss falls steeply over the
 // first epochs at lr 0.05 (8 SGD steps an epoch).
 RunConfig small(const std::string& backend, int64_t epochs, double target) {
-  RunConfig c;
-  c.backend = backend;
+  RunConfig c = test::regression_config(backend, {16, 1}, 512, /*data_seed=*/3);
   c.workload = "ttt";
-  c.model = test::model({16, 1}, Task::kRegression);
-  c.data.kind = "synthetic-regression";
-  c.data.task = Task::kRegression;
-  c.data.n = 512;
-  c.data.d = 16;
-  c.data.o = 1;
-  c.data.seed = 3;
   c.batch = 64;
   c.epochs = epochs;
   c.lr = 0.05;
-  c.warmup = 0;
-  c.reps = 1;
-  c.threads = 1;
   c.target_loss = target;
   return c;
 }
