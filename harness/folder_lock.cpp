@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "harness/interrupt.h"
+
 namespace tb {
 
 FolderLock::FolderLock(const std::string& file) {
@@ -17,6 +19,12 @@ FolderLock::FolderLock(const std::string& file) {
   if (fd_ < 0) return;  // the writer names the missing or unreadable folder
   int rc;
   while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    // Ctrl-C while another run holds the folder: end now (130), not once it lets go.
+    if (interrupt_signal() != 0) {
+      ::close(fd_);
+      fd_ = -1;
+      throw_if_interrupted();
+    }
   }
   if (rc != 0) {
     ::close(fd_);

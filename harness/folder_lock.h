@@ -11,7 +11,8 @@ namespace tb {
 // found no file, each wrote env.json as the only run, and the last one replaced the
 // other's (its rows kept, their environment lost); or both appended and one run's
 // appended_runs entry was lost. A folder that cannot be locked (NFS without flock on
-// directories) is not an error: the run goes on unserialized, as before.
+// directories) is not an error: the run goes on unserialized, as before. A SIGINT or
+// SIGTERM while waiting throws Interrupted (interrupt.h): nothing was written yet.
 class FolderLock {
  public:
   explicit FolderLock(const std::string& file);

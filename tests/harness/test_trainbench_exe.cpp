@@ -196,6 +196,25 @@ TEST(TrainbenchExe, RunsStartedAtOnceOnOneFileAreEveryOneDescribedInItsEnvJson) 
   EXPECT_EQ(described, in_rows) << e.dump(1);
 }
 
+// Ctrl-C while another run holds the folder's setup lock ends the run at once (130),
+// with nothing written; it waited for the holder to let go (here 20 s).
+TEST(TrainbenchExe, ARunWaitingForItsFolderEndsAtOnceOnSigint) {
+  if (tb::test::shell("command -v flock").code != 0) GTEST_SKIP() << "no flock(1) (util-linux) to hold the folder";
+  const std::string dir = tmp("held-folder");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Result r = tb::test::shell(
+      "flock " + dir + " sleep 20 > /dev/null 2>&1 & sleep 0.5; " + std::string(TB_TRAINBENCH_EXE) +
+      " run --backend cpu-omp " + kSmall + " --out " + dir + "/a.csv & p=$!; sleep 1; t0=$(date +%s.%N); kill -INT $p; wait $p; rc=$?; "
+      "echo \"rc=$rc after=$(awk \"BEGIN { print $(date +%s.%N) - $t0 }\")\"");
+  EXPECT_NE(r.out.find("rc=130 "), std::string::npos) << r.out;
+  const size_t at = r.out.find("after=");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_LT(std::stod(r.out.substr(at + 6)), 10.0) << "waited for the holder\n" << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/a.csv")) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/a.csv.env.json")) << r.out;
+}
+
 TEST(TrainbenchExe, AppendingToAFileWithAnotherHeaderIsRefused) {
   const std::string out = tmp("other.csv");
   std::ofstream(out) << "a,b\n1,2\n";
