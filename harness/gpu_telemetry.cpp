@@ -2,9 +2,13 @@
 #include "harness/gpu_telemetry.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "harness/host_info.h"
 
@@ -127,8 +131,18 @@ nvml::Device nvml_device_of_cuda(int cuda_index, const GpuInventory& cuda, std::
 
 int sample_interval_ms() {
   const char* v = std::getenv("TB_NVML_SAMPLE_MS");
-  const int ms = v ? std::atoi(v) : 0;
-  return ms >= 1 && ms <= 1000 ? ms : 50;
+  if (!v || !*v) return 50;
+  // The whole text, in range: "10ms" or "5000" read as 50 ms in silence, a run sampled
+  // at another rate than the one asked for.
+  const char* end = v + std::strlen(v);
+  int ms = 0;
+  const std::from_chars_result r = std::from_chars(v, end, ms);
+  if (r.ec != std::errc() || r.ptr != end || ms < 1 || ms > 1000) {
+    throw std::invalid_argument(std::string("TB_NVML_SAMPLE_MS: '") + v +
+                                "' is not allowed (allowed: a whole number of milliseconds, 1 to 1000; unset or "
+                                "empty: 50)");
+  }
+  return ms;
 }
 
 GpuTelemetry::GpuTelemetry(const std::vector<int>& cuda_devices, int interval_ms)

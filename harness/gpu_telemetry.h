@@ -44,10 +44,15 @@ GpuTelemetrySummary combine_over_job(const GpuTelemetrySummary& mine, Job& job);
 // id), or null with *why set. CUDA's numbering follows CUDA_VISIBLE_DEVICES, NVML's not.
 nvml::Device nvml_device_of_cuda(int cuda_index, const GpuInventory& cuda, std::string* why);
 
+// TB_NVML_SAMPLE_MS: a whole number of milliseconds, 1 to 1000; unset or empty: 50.
+// Any other value throws std::invalid_argument naming the variable and its range
+// (trainbench checks it as `run` and `suite` start, GPU or not: bad input, exit 2).
+int sample_interval_ms();
+
 class GpuTelemetry {
  public:
   // The CUDA devices this process's run computes on (Trainer::gpus()); samples every
-  // interval_ms, or when 0 every TB_NVML_SAMPLE_MS (1..1000; the tests' knob), else 50 ms.
+  // interval_ms, or when 0 every sample_interval_ms() (TB_NVML_SAMPLE_MS; the tests' knob).
   explicit GpuTelemetry(const std::vector<int>& cuda_devices, int interval_ms = 0);
   ~GpuTelemetry();
   GpuTelemetry(const GpuTelemetry&) = delete;

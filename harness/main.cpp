@@ -29,6 +29,7 @@
 #include "harness/env_capture.h"
 #include "harness/export.h"
 #include "harness/folder_lock.h"
+#include "harness/gpu_telemetry.h"
 #include "harness/host_info.h"
 #include "harness/mpi_launch.h"
 #include "harness/rank_data.h"
@@ -377,11 +378,13 @@ int main(int argc, char** argv) {
     // A terminal's Ctrl-C or a scheduler's SIGTERM ends a run or suite cleanly
     // (interrupt.h); MPI ranks keep the default action (their launcher ends them).
     if ((args[0] == "run" && launcher_world_size() == 1) || args[0] == "suite") install_interrupt_handlers();
-    // TB_CPU_GEMM_KERNEL (kernels/cpu/gemm.h) is read once, at the first GEMM: a bad
-    // value is bad input before any file is opened, not an error halfway through.
+    // TB_CPU_GEMM_KERNEL (kernels/cpu/gemm.h) is read once, at the first GEMM; TB_NVML_SAMPLE_MS
+    // on GPU machines only, as a GPU run starts: a bad value is bad input before any file
+    // is opened, on any machine, not an error halfway through or a silent default.
     if (args[0] == "run" || args[0] == "suite" || args[0] == "suite-worker") {
       try {
         (void)cpu::gemm_config();
+        (void)sample_interval_ms();
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
       }
