@@ -5,33 +5,61 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace tb {
+
+namespace {
+
+// A whole non-negative number, the full text (atoi read "x" as 0 and "3abc" as 3: a
+// fault on another rank or step than the one asked for), within T's range.
+template <class T>
+bool whole_number(const std::string& text, T* out) {
+  const char* end = text.data() + text.size();
+  const std::from_chars_result r = std::from_chars(text.data(), end, *out);
+  return r.ec == std::errc() && r.ptr == end && *out >= 0;
+}
+
+}  // namespace
 
 Fault fault_from_env() {
   Fault f;
   const char* env = std::getenv("TB_FAULT");
   if (!env || !*env) return f;
-  std::istringstream in(env);
-  for (std::string kv; std::getline(in, kv, ',');) {
-    const auto eq = kv.find('=');
-    const std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
-    if (k == "rank") f.rank = std::atoi(v.c_str());
-    else if (k == "step") f.step = std::atoll(v.c_str());
-    else if (k == "kind") f.kind = v;
+  const std::string text = env;
+  const auto refuse = [&text](const std::string& why) {
+    return std::invalid_argument("TB_FAULT: " + why + " (allowed: rank=R,step=S,kind=throw|exit|kill|hang|nan|setup, "
+                                 "each once, R and S whole numbers >= 0, S >= 1 unless kind is exit|kill|hang; "
+                                 "got '" + text + "')");
+  };
+  bool has_rank = false, has_step = false, has_kind = false;
+  for (size_t at = 0;;) {  // every comma-separated item, empty ones included
+    const size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) throw refuse("'" + item + "' is not key=value");
+    const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    bool* seen = k == "rank" ? &has_rank : k == "step" ? &has_step : k == "kind" ? &has_kind : nullptr;
+    if (!seen) throw refuse("unknown key '" + k + "'");
+    if (*seen) throw refuse(k + " given twice");
+    *seen = true;
+    if (k == "rank" && !whole_number(v, &f.rank)) throw refuse("rank '" + v + "' is not a whole number >= 0");
+    if (k == "step" && !whole_number(v, &f.step)) throw refuse("step '" + v + "' is not a whole number >= 0");
+    if (k == "kind") f.kind = v;
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (!has_rank || !has_step || !has_kind) {
+    throw refuse(std::string("missing ") + (!has_rank ? "rank" : !has_step ? "step" : "kind"));
   }
   // Step 0 is before the rank joins the job (MPI_Init): only a rank that dies or hangs.
   const bool dies = f.kind == "exit" || f.kind == "kill" || f.kind == "hang";
-  if (f.rank < 0 || f.step < 0 || (f.step == 0 && !dies) ||
-      (!dies && f.kind != "throw" && f.kind != "nan" && f.kind != "setup")) {
-    throw std::invalid_argument(std::string("TB_FAULT: expected rank=R,step=S,kind=throw|exit|kill|hang|nan|setup, "
-                                            "S >= 1 (0: before joining the job, exit|kill|hang only) (got '") +
-                                env + "')");
-  }
+  if (!dies && f.kind != "throw" && f.kind != "nan" && f.kind != "setup") throw refuse("unknown kind '" + f.kind + "'");
+  if (f.step == 0 && !dies) throw refuse("step 0 (before joining the job) is for kind exit|kill|hang only");
   return f;
 }
 

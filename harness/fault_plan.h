@@ -34,6 +34,11 @@ struct Fault {
   bool nan_at(int rank, int64_t step) const;
   mutable bool announced = false;
 };
+// The plan in TB_FAULT (unset or empty: none armed). Every comma-separated item is
+// key=value, each of rank, step and kind exactly once, rank and step whole numbers
+// >= 0; anything else throws std::invalid_argument naming TB_FAULT and what it allows.
+// trainbench checks it as `run` and `suite` start (bad input, exit 2, nothing written),
+// so the trainers' and ranks' later reads cannot throw.
 Fault fault_from_env();
 
 // Prints the "trainbench: fault injected at <seconds> (...)" line and flushes stderr.

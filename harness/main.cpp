@@ -28,6 +28,7 @@
 #include "harness/csv_writer.h"
 #include "harness/env_capture.h"
 #include "harness/export.h"
+#include "harness/fault_plan.h"
 #include "harness/folder_lock.h"
 #include "harness/gpu_telemetry.h"
 #include "harness/host_info.h"
@@ -379,12 +380,15 @@ int main(int argc, char** argv) {
     // (interrupt.h); MPI ranks keep the default action (their launcher ends them).
     if ((args[0] == "run" && launcher_world_size() == 1) || args[0] == "suite") install_interrupt_handlers();
     // TB_CPU_GEMM_KERNEL (kernels/cpu/gemm.h) is read once, at the first GEMM; TB_NVML_SAMPLE_MS
-    // on GPU machines only, as a GPU run starts: a bad value is bad input before any file
-    // is opened, on any machine, not an error halfway through or a silent default.
+    // on GPU machines only, as a GPU run starts; TB_FAULT by the trainers that take faults
+    // (in a suite, inside a configuration: a `failed:` row, or ranks that never formed the
+    // job). A bad value is bad input before any file is opened, on any machine and for
+    // any backend, not an error halfway through or a silent default.
     if (args[0] == "run" || args[0] == "suite" || args[0] == "suite-worker") {
       try {
         (void)cpu::gemm_config();
         (void)sample_interval_ms();
+        (void)fault_from_env();
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
       }

@@ -1,7 +1,8 @@
-// tests/harness/test_env_at_startup.cpp — TB_NVML_SAMPLE_MS, read later (on GPU
-// machines only), is checked as `run` and `suite` start on any machine: a bad value is
-// one line naming the variable and what it allows, exit 2, nothing written. Good values,
-// unset and empty are taken as before.
+// tests/harness/test_env_at_startup.cpp — TB_NVML_SAMPLE_MS and TB_FAULT, read later
+// (on GPU machines; by the trainers that take faults, inside a configuration), are
+// checked as `run` and `suite` start on any machine: a bad value is one line naming the
+// variable and what it allows, exit 2, nothing written. Good values, unset and empty are
+// taken as before.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "harness/fault_plan.h"
 #include "harness/gpu_telemetry.h"
 #include "tests/shell.h"
 
@@ -71,11 +73,77 @@ TEST(EnvAtStartup, SampleIntervalIsAWholeNumberOfMillisecondsFrom1To1000) {
   }
 }
 
+TEST(EnvAtStartup, FaultPlanTakesEachOfRankStepAndKindOnceInAnyOrder) {
+  {
+    ScopedEnv unset("TB_FAULT", std::nullopt);
+    EXPECT_FALSE(tb::fault_from_env().armed());
+  }
+  {
+    ScopedEnv empty("TB_FAULT", "");
+    EXPECT_FALSE(tb::fault_from_env().armed());
+  }
+  struct Good {
+    const char* text;
+    int rank;
+    int64_t step;
+    const char* kind;
+  };
+  for (const Good& g : {Good{"rank=1,step=3,kind=throw", 1, 3, "throw"}, Good{"kind=hang,step=0,rank=2", 2, 0, "hang"},
+                        Good{"rank=0,step=5,kind=setup", 0, 5, "setup"}, Good{"rank=1,step=3,kind=nan", 1, 3, "nan"},
+                        Good{"rank=1,step=0,kind=exit", 1, 0, "exit"}, Good{"rank=3,step=007,kind=kill", 3, 7, "kill"},
+                        Good{"rank=2147483647,step=9223372036854775807,kind=throw", 2147483647,
+                             9223372036854775807LL, "throw"}}) {
+    ScopedEnv e("TB_FAULT", g.text);
+    tb::Fault f;
+    ASSERT_EQ(refusal([&f] { f = tb::fault_from_env(); }), "") << g.text;
+    EXPECT_TRUE(f.armed()) << g.text;
+    EXPECT_EQ(f.rank, g.rank) << g.text;
+    EXPECT_EQ(f.step, g.step) << g.text;
+    EXPECT_EQ(f.kind, g.kind) << g.text;
+  }
+}
+
+TEST(EnvAtStartup, AMalformedFaultPlanIsRefusedSayingWhatIsWrong) {
+  // atoi read 'x' as rank 0, '3abc' as step 3; unknown keys and items without '=' were
+  // skipped; a key given twice took the last value.
+  const std::pair<const char*, const char*> cases[] = {
+      {"rank=x,step=2,kind=throw", "rank 'x' is not a whole number >= 0"},
+      {"rank=1,step=3abc,kind=throw", "step '3abc' is not a whole number >= 0"},
+      {"rnk=1,step=2,kind=throw", "unknown key 'rnk'"},
+      {"rank=1,step=2,kind=throw,verbose", "'verbose' is not key=value"},
+      {"rank=1,step=2,kind=throw,", "'' is not key=value"},
+      {"rank=1,,step=2,kind=throw", "'' is not key=value"},
+      {"rank=1,step=2,kind=throw,step=3", "step given twice"},
+      {"rank=1,rank=1,step=2,kind=throw", "rank given twice"},
+      {"rank=1,step=2", "missing kind"},
+      {"step=2,kind=throw", "missing rank"},
+      {"rank=1,kind=throw", "missing step"},
+      {"rank=-1,step=2,kind=throw", "rank '-1' is not a whole number >= 0"},
+      {"rank=+1,step=2,kind=throw", "rank '+1' is not a whole number >= 0"},
+      {"rank= 1,step=2,kind=throw", "rank ' 1' is not a whole number >= 0"},
+      {"rank=,step=2,kind=throw", "rank '' is not a whole number >= 0"},
+      {"rank=2147483648,step=2,kind=throw", "rank '2147483648' is not a whole number >= 0"},
+      {"rank=1,step=9223372036854775808,kind=throw", "step '9223372036854775808' is not a whole number >= 0"},
+      {"rank=1,step=2,kind=bogus", "unknown kind 'bogus'"},
+      {"rank=1,step=2,kind=", "unknown kind ''"},
+      {"rank=1,step=0,kind=throw", "step 0 (before joining the job) is for kind exit|kill|hang only"},
+      {"RANK=1,step=2,kind=throw", "unknown key 'RANK'"},
+  };
+  for (const auto& [text, why] : cases) {
+    ScopedEnv e("TB_FAULT", text);
+    EXPECT_EQ(refusal([] { (void)tb::fault_from_env(); }),
+              std::string("TB_FAULT: ") + why +
+                  " (allowed: rank=R,step=S,kind=throw|exit|kill|hang|nan|setup, each once, R and S whole numbers "
+                  ">= 0, S >= 1 unless kind is exit|kill|hang; got '" + text + "')");
+  }
+}
+
 const char* kTiny = "--model linear --layers 8,1 --samples 200 --batch 50 --epochs 1 --warmup 0 --reps 1";
 
 // `ASSIGN trainbench run ...` and `ASSIGN trainbench suite ...` exit 2 at once with one
-// line containing `must`, and write nothing. The suite's entries run in this process
-// (cpu-hogwild) and in ranks it launches (cpu-ddp; unavailable, a skipped row).
+// line containing `must`, and write nothing. The suite's entries run the backends that
+// read the variables later (cpu-hogwild takes faults in this process, cpu-ddp in ranks
+// it launches; unavailable, it is a skipped row): the check must not wait for them.
 void expect_refused_at_startup(const std::string& assign, const std::string& must) {
   const std::string out = tmp("env-startup.csv"), dir = tmp("env-startup-suite"), suite = tmp("env-startup.suite");
   fs::remove(out);
@@ -111,6 +179,24 @@ TEST(EnvAtStartup, ABadSampleIntervalIsBadInputOnAMachineWithoutAGpu) {
     EXPECT_EQ(r.code, 0) << good << ": " << r.out;
     EXPECT_TRUE(fs::exists(out)) << good;
   }
+}
+
+TEST(EnvAtStartup, AMalformedFaultPlanIsBadInputBeforeAnyConfigurationRuns) {
+  // Before: rank=x injected the fault on rank 0; a plan the trainers refused became a
+  // `failed:` row (cpu-hogwild) or a job whose ranks never formed (cpu-ddp), exit 1.
+  expect_refused_at_startup("TB_FAULT=rank=x,step=2,kind=throw", "trainbench: TB_FAULT: rank 'x' is not a whole");
+  expect_refused_at_startup("TB_FAULT=rnk=1,step=2,kind=throw", "trainbench: TB_FAULT: unknown key 'rnk'");
+  expect_refused_at_startup("TB_FAULT=rank=1,step=3abc,kind=throw", "trainbench: TB_FAULT: step '3abc' is not a");
+  expect_refused_at_startup("TB_FAULT=rank=1,step=2,kind=bogus", "trainbench: TB_FAULT: unknown kind 'bogus'");
+  // A backend that takes no faults does not excuse it: the variable is wrong either way.
+  const std::string out = tmp("env-startup-ref.csv");
+  fs::remove(out);
+  const tb::test::ShellResult r = tb::test::shell(std::string("TB_FAULT=rank=1,step2,kind=throw ") +
+                                                  TB_TRAINBENCH_EXE + " run --backend reference " + kTiny +
+                                                  " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("TB_FAULT: 'step2' is not key=value"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace
