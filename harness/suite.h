@@ -23,7 +23,9 @@ struct SuiteEntry {
 
 // Lines: `NAME: --flag value ...` (an entry), `defaults: --flag ...` (flags for the
 // entries below it in this file), `include: FILE` (the entries of FILE, a path
-// relative to this file's folder, parsed with its own defaults; up to 8 deep).
+// relative to this file's folder, parsed with its own defaults; up to 8 deep). Words are
+// split at whitespace, without shell quoting: a line with ' " or \ is refused (run_peers.py
+// reads the files too, and must read the same words).
 // Throws UsageError "FILE:LINE: message" on any bad line.
 std::vector<SuiteEntry> parse_suite(const std::string& path);
 std::vector<RunConfig> expand_suite(const std::vector<SuiteEntry>& entries);

@@ -52,6 +52,13 @@ std::vector<SuiteEntry> parse_suite_at(const std::string& path, int depth) {
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    // bench/peers/run_peers.py reads these files too: a quote or backslash would be shell
+    // quoting to one reader and part of a word to the other, so neither takes one.
+    if (const auto q = line.find_first_of("'\"\\"); q != std::string::npos) {
+      throw UsageError(path + ":" + std::to_string(no) + ": quoting is not supported (found " + line[q] +
+                       "): a suite line is split at whitespace, by trainbench and run_peers.py alike; write it "
+                       "without quotes or backslashes");
+    }
     const auto colon = line.find(':');
     std::vector<std::string> head = tokens(line.substr(0, colon == std::string::npos ? line.size() : colon));
     if (head.empty()) continue;

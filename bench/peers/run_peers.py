@@ -35,6 +35,7 @@ Exit codes: 0 every peer row ok or skipped; 1 some peer run failed; 2 bad input.
 import argparse
 import functools
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -47,13 +48,31 @@ LIST_FLAGS = {"--backend", "--backends", "--threads", "--world-sizes", "--worker
 NO_VALUE = {"--shuffle", "--drop-last", "--no-overlap", "--deterministic", "--cuda-graph", "--no-ceilings"}
 
 
+class SuiteError(ValueError):
+    """A suite line this script reads differently from trainbench: "FILE:LINE: why"."""
+
+
+def _words(text):
+    """text split at the whitespace C++'s `>>` splits at (str.split() also splits at
+    Unicode spaces, which harness/suite_file.cpp keeps inside a word)."""
+    return [w for w in re.split(r"[ \t\n\v\f\r]+", text) if w]
+
+
 def parse_suite(path, depth=0):
     """[(name, flag tokens with defaults first)] as harness/suite.cpp reads the file
-    (`include: FILE` relative to this file's folder, with its own defaults)."""
+    (`include: FILE` relative to this file's folder, with its own defaults). Words are
+    split at whitespace with no shell quoting, and a line with ' " or \\ is refused, as
+    trainbench refuses it: shlex would have read `--label "a b"` as one word, trainbench
+    as two."""
     entries, defaults = [], []
     with open(path, encoding="utf-8") as f:
-        for line in f:
+        for no, line in enumerate(f, 1):
             line = line.split("#", 1)[0]
+            quote = re.search(r"['\"\\]", line)
+            if quote:
+                raise SuiteError(f"{path}:{no}: quoting is not supported (found {quote.group()}): a suite line is "
+                                 "split at whitespace, by trainbench and run_peers.py alike; write it without "
+                                 "quotes or backslashes")
             if ":" not in line:
                 continue
             head, rest = line.split(":", 1)
@@ -62,12 +81,12 @@ def parse_suite(path, depth=0):
                 continue
             if head == "include":
                 if depth >= 8:
-                    raise ValueError(f"{path}: include: more than 8 levels")
+                    raise SuiteError(f"{path}:{no}: include: more than 8 levels")
                 entries += parse_suite(os.path.join(os.path.dirname(path), rest.strip()), depth + 1)
             elif head == "defaults":
-                defaults += shlex.split(rest)
+                defaults += _words(rest)
             else:
-                entries.append((head, defaults + shlex.split(rest)))
+                entries.append((head, defaults + _words(rest)))
     return entries
 
 
@@ -203,8 +222,13 @@ def main(argv):
             print(f"run_peers.py: {p}: no such {what}", file=sys.stderr)
             return 2
     only = set(args.only.split(",")) if args.only else None
+    try:
+        entries = parse_suite(args.suite)
+    except (SuiteError, OSError) as e:  # bad input, as trainbench says it: one line, exit 2
+        print(f"run_peers.py: {e}", file=sys.stderr)
+        return 2
     rc = 0
-    for name, tokens in parse_suite(args.suite):
+    for name, tokens in entries:
         flags, lists = split_flags(tokens)
         backends = (lists.get("--backends") or lists.get("--backend") or "cpu-omp").split(",")
         if only is not None and name not in only:

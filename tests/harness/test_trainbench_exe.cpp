@@ -382,6 +382,14 @@ TEST(TrainbenchExe, BadSuiteLineOrDatasetExitsTwoAndWritesNoFolder) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("/no/such.csv"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir));
+  // Quoting (run_peers.py would read these words otherwise): one line, nothing written.
+  std::ofstream(suite) << "ok: --model linear --layers 4,1 --samples 64 --batch 8\n"
+                          "q: --model linear --layers 4,1 --samples 64 --batch 8 --seed '2'\n";
+  r = run("suite " + suite + " --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.suite:2: quoting is not supported (found ')"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
 }
 
 // --dry-run: the checks a suite makes before it writes, then the list of what would run;

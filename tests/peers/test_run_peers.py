@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from peer_helpers import PEERS, REPO, peer, rows, run, torch, trainbench  # noqa: F401, F811 (fixtures used by name)
 
 SUITE = """\
@@ -214,3 +216,37 @@ def test_an_entry_overriding_its_defaults_reaches_trainbench_with_each_flag_once
     run([trainbench, "export", *mine, "--workload", name, "--out", tmp_path / "x"])
     run([trainbench, "run", *mine, "--reps", "1", "--no-ceilings", "--out", tmp_path / "r.csv"])
     assert [r["epochs"] + "/" + r["seed"] for r in rows(tmp_path / "r.csv")] == ["1/4"]
+
+
+def test_both_readers_refuse_a_quoted_suite_line_naming_file_and_line(tmp_path, trainbench):
+    # shlex read `--target "y z"` as one word and trainbench as two ('"y' and 'z"'): the
+    # same file meant different entries to the two readers. Both refuse quotes and
+    # backslashes now (exit 2, one line, FILE:LINE), and split the rest alike.
+    sys.path.insert(0, PEERS)
+    try:
+        import run_peers  # noqa: PLC0415
+    finally:
+        sys.path.remove(PEERS)
+    good = "a: --model linear --layers 8,1 --samples 64 --batch 16 --backends cpu-omp --threads 1  # it's a comment\n"
+    (tmp_path / "results.csv").write_text("")
+    for bad in ['--dataset "csv:x y.csv"', "--seed '3'", "--seed 3\\ 4", '--lr 0.1"']:
+        suite = tmp_path / "q.suite"
+        suite.write_text(good + "b: --model linear --layers 8,1 --samples 64 --batch 16 " + bad + "\n")
+        with pytest.raises(ValueError) as e:  # run_peers.SuiteError
+            run_peers.parse_suite(str(suite))
+        assert f"{suite}:2: quoting is not supported" in str(e.value), bad
+        peers = subprocess.run([sys.executable, os.path.join(PEERS, "run_peers.py"), "--suite", suite,
+                                "--results", tmp_path, "--trainbench", trainbench],
+                               capture_output=True, text=True)
+        assert peers.returncode == 2, (bad, peers.stderr)
+        assert peers.stderr.count("\n") == 1 and "q.suite:2: quoting is not supported" in peers.stderr, peers.stderr
+        tb = subprocess.run([trainbench, "suite", suite, "--dry-run"], capture_output=True, text=True)
+        assert tb.returncode == 2, (bad, tb.stdout, tb.stderr)
+        assert tb.stderr.count("\n") == 1 and f"{suite}:2: quoting is not supported" in tb.stderr, tb.stderr
+    # Without quotes the readers agree word for word, a quote in a comment included, and
+    # a word is split only where trainbench splits it (not at a no-break space).
+    suite = tmp_path / "ok.suite"
+    suite.write_text(good.replace("--threads 1", "--threads\t1 --target a\u00a0b"))
+    assert run_peers.parse_suite(str(suite)) == [
+        ("a", ["--model", "linear", "--layers", "8,1", "--samples", "64", "--batch", "16", "--backends", "cpu-omp",
+               "--threads", "1", "--target", "a\u00a0b"])]
