@@ -58,8 +58,7 @@ constexpr const char* kUsage =
     "  launcher  print the launcher line the suite starts N ranks with (mpirun or srun)\n"
     "  schema    print the CSV schema (--markdown: the README's table; --json: reports/schema.json)\n"
     "  version   print the version\n"
-    "\n"
-    "`trainbench COMMAND --help` shows a command's flags.\n";
+    "  help      this list; `trainbench help COMMAND`, as `trainbench COMMAND --help`, shows its flags\n";
 
 bool wants_help(const std::vector<std::string>& a) {
   for (const std::string& s : a) {
@@ -426,8 +425,8 @@ int main(int argc, char** argv) {
         std::printf("trainbench %s\n", TB_VERSION_STRING);
       }
     } else {
-      return fail(kExitBadInput, "unknown command '" + args[0] +
-                                     "' (allowed: run, suite, export, backends, devices, launcher, schema, version)");
+      return fail(kExitBadInput, "unknown command '" + args[0] + "' (allowed: run, suite, export, backends, devices, "
+                                                                 "launcher, schema, version, help)");
     }
     end_job();
     return code;

@@ -328,6 +328,19 @@ TEST(TrainbenchExe, EveryCommandHasHelpAndRejectsStrayArguments) {
   }
   EXPECT_EQ(run("version").code, 0);
   EXPECT_EQ(run("version --help").code, 0);
+  // `help COMMAND` is `COMMAND --help`, and the command list names it.
+  const Result help_run = run("help run");
+  EXPECT_EQ(help_run.code, 0) << help_run.out;
+  EXPECT_EQ(help_run.out, run("run --help").out);
+  const Result list = run("help");
+  EXPECT_EQ(list.code, 0) << list.out;
+  EXPECT_NE(list.out.find("\n  help      this list; `trainbench help COMMAND`"), std::string::npos) << list.out;
+  const Result unknown = run("help frob");
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("unknown command 'frob' (allowed: run, suite, export, backends, devices, launcher, "
+                             "schema, version, help)"),
+            std::string::npos)
+      << unknown.out;
   // A folder given for the suite file said "no entries"; say what it is (and write nothing).
   const std::string dir = tmp("a-folder"), out = tmp("a-folder-run");
   fs::create_directories(dir);
