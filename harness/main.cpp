@@ -383,7 +383,8 @@ int main(int argc, char** argv) {
     // (in a suite, inside a configuration: a `failed:` row, or ranks that never formed the
     // job). A bad value is bad input before any file is opened, on any machine and for
     // any backend, not an error halfway through or a silent default.
-    if (args[0] == "run" || args[0] == "suite" || args[0] == "suite-worker") {
+    // `--help` prints the flags whatever the environment: it runs nothing.
+    if ((args[0] == "run" || args[0] == "suite" || args[0] == "suite-worker") && !wants_help(rest)) {
       try {
         (void)cpu::gemm_config();
         (void)sample_interval_ms();

@@ -200,3 +200,20 @@ TEST(EnvAtStartup, AMalformedFaultPlanIsBadInputBeforeAnyConfigurationRuns) {
 }
 
 }  // namespace
+
+namespace {
+
+// Help runs nothing: a bad variable does not stand between a user and the flags (it was
+// exit 2 with the variable's message, for `run --help`, `suite --help` and `help run`).
+TEST(EnvAtStartup, HelpPrintsTheFlagsWhateverTheVariables) {
+  for (const char* assign : {"TB_FAULT=rank=x", "TB_NVML_SAMPLE_MS=0", "TB_CPU_GEMM_KERNEL=bogus"}) {
+    for (const char* cmd : {"run --help", "suite --help", "help run", "run --model linear -h"}) {
+      const tb::test::ShellResult r =
+          tb::test::shell(std::string(assign) + " " + TB_TRAINBENCH_EXE + " " + cmd + " 2>&1");
+      EXPECT_EQ(r.code, 0) << assign << " " << cmd << ": " << r.out;
+      EXPECT_NE(r.out.find("usage: trainbench "), std::string::npos) << assign << " " << cmd << ": " << r.out;
+    }
+  }
+}
+
+}  // namespace
