@@ -46,6 +46,26 @@
 namespace tb {
 namespace {
 
+// An error is one line, whatever text it quotes (a flag's value or a variable may hold a
+// newline): control characters as \n, \r, \t or \xNN.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 constexpr const char* kUsage =
     "usage: trainbench COMMAND [FLAGS]\n"
     "\n"
@@ -369,7 +389,7 @@ int main(int argc, char** argv) {
   // files), so each exits 2 by itself; any other error this process meets alone ends
   // the whole job (abort_multi_rank_job).
   const auto fail = [](int code, const std::string& what) {
-    std::fprintf(stderr, "trainbench: %s\n", what.c_str());
+    std::fprintf(stderr, "trainbench: %s\n", one_line(what).c_str());
     end_job();
     return code;
   };

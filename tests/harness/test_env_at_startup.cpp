@@ -217,3 +217,24 @@ TEST(EnvAtStartup, HelpPrintsTheFlagsWhateverTheVariables) {
 }
 
 }  // namespace
+
+namespace {
+
+// An error quoting a value that holds a newline is still one line (it printed the newline).
+TEST(EnvAtStartup, AnErrorQuotingANewlineIsOneLine) {
+  const std::string out = tmp("env-startup-newline.csv");
+  fs::remove(out);
+  for (const std::string& cmd :
+       {std::string("TB_FAULT=\"$(printf 'rank=1\\nstep=2,kind=throw')\" ") + TB_TRAINBENCH_EXE +
+            " run --backend reference " + kTiny + " --out " + out,
+        std::string(TB_TRAINBENCH_EXE) + " run --backend reference " + kTiny + " --threads \"$(printf '2\\n3')\" --out " +
+            out}) {
+    const tb::test::ShellResult r = tb::test::shell(cmd + " 2>&1");
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("\\n"), std::string::npos) << cmd << ": " << r.out;
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
