@@ -54,11 +54,33 @@ class PlainLogFormatter(LogFormatter):
     """Labels the ticks of a log axis that matplotlib's LogFormatter picks: the decades
     and, where the axis spans about one decade or less (its minor_thresholds), the ticks
     between them, all of them below 0.4 decades; each written by `text` rather than
-    LogFormatter's "%1.0e", which writes 3.1e8 and 3.2e8 alike as "3e+08"."""
+    LogFormatter's "%1.0e", which writes 3.1e8 and 3.2e8 alike as "3e+08".
+
+    Over one to two decades LogFormatter labels the decades alone, and one decade may be
+    all that is in view (data from 15 to 400 showed "100", one number): the minor
+    formatter then labels the 2s and 5s too, which every stretch of a decade or more holds
+    three of. Not its 2, 3, 4 and 6, as within a decade: over two, they overlapped."""
+
+    TWO_DECADES = 2.0   # wider views hold two decades, labelled
 
     def __init__(self, text, minor=False):
         super().__init__(labelOnlyBase=not minor)
         self._text = text
+        self._one_two_five = False
+
+    def set_locs(self, locs=None):
+        super().set_locs(locs)
+        lo, hi = sorted(self.axis.get_view_interval()) if self.axis else (0.0, 0.0)
+        # Not log10(hi / lo): near the largest float the quotient overflows (a 1e308 row).
+        decades = math.log10(hi) - math.log10(lo) if lo > 0 and self._base == 10 else 0.0
+        self._one_two_five = not self.labelOnlyBase and self.minor_thresholds[0] < decades <= self.TWO_DECADES
+
+    def __call__(self, x, pos=None):
+        if self._one_two_five and x > 0:
+            mantissa = x / 10.0 ** math.floor(math.log10(x) + 1e-9)   # 1e-9: 1000 is 10^3, not 9.99 × 10^2
+            # The decades (mantissa 1) are the major formatter's to label.
+            return self._text(x) if any(math.isclose(mantissa, m, rel_tol=1e-6) for m in (2, 5)) else ""
+        return super().__call__(x, pos)
 
     def _num_to_string(self, x, vmin, vmax):
         return self._text(x)
@@ -73,7 +95,8 @@ def plain_log_ticks(axis, formatter=None):
     LogFormatterSciNotation writes "$\\mathdefault{10^{4}}$", shown as it is. Labels as
     `formatter` writes them (default "0.001", "0.03", "1", "1e+05"): the decades, and on
     an axis spanning a decade or less the ticks between too, which had none, so such an
-    axis (samples/s from 150 k to 400 k) showed no number at all."""
+    axis (samples/s from 150 k to 400 k) showed no number at all; up to two decades, the
+    2s and 5s (PlainLogFormatter)."""
     text = formatter or _plain_number
     axis.set_major_formatter(PlainLogFormatter(text))
     axis.set_minor_formatter(PlainLogFormatter(text, minor=True))
