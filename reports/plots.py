@@ -27,6 +27,7 @@ matplotlib.use("Agg")
 # text, never mathtext, which raises on an unbalanced "$" (no report at all) and
 # typesets a balanced pair.
 matplotlib.rcParams["text.parse_math"] = False
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator  # noqa: E402
@@ -132,14 +133,48 @@ def _bar_figure(n_bars):
     return fig, fig.add_subplot(1, 1, 1)
 
 
+class _FailedLabels(Artist):
+    """Stacks an axes' mark_failed labels: from left to right, each goes to the lowest row
+    above the axis where it overlaps none placed before it. Several configurations failing
+    at one size (cuda-dp ×2 and cuda-ddp ×2), or at neighbouring ones, wrote their labels
+    over each other. Done as the axes are drawn, when the limits and scale (set after the
+    marks) decide where each label falls and how wide it is; draws nothing itself, drawn
+    before the labels (a lower zorder than texts')."""
+
+    ABOVE_PT = 6.0    # the first row's offset above the axis (and the ✗ marker)
+    BETWEEN_PT = 2.0  # between two rows
+
+    def __init__(self):
+        super().__init__()
+        self.labels = []
+        self.set_zorder(0)
+        self.set_in_layout(False)
+
+    def draw(self, renderer):
+        placed = []
+        for ann in sorted(self.labels, key=lambda a: a.xy[0]):
+            ann.xyann = (5.0, self.ABOVE_PT)
+            box = ann.get_window_extent(renderer)
+            row_pt = box.height / renderer.points_to_pixels(1.0) + self.BETWEEN_PT
+            while any(box.overlaps(b) for b in placed):
+                ann.xyann = (5.0, ann.xyann[1] + row_pt)
+                box = ann.get_window_extent(renderer)
+            placed.append(box)
+
+
 def mark_failed(ax, x, text=FAILED_TEXT):
     """A red ✗ on the x axis at x, labelled `text`: a configuration that failed, at the
-    size where its point would be (it has no y). Not clipped, so it shows whole."""
+    size where its point would be (it has no y). Not clipped, so it shows whole; labels
+    that would overlap are stacked (_FailedLabels)."""
     ax.plot([x], [0], marker="X", markersize=9, color=FAILED_COLOR, linestyle="none",
             clip_on=False, zorder=5, transform=ax.get_xaxis_transform())
-    ax.annotate(text, (x, 0), xycoords=("data", "axes fraction"), xytext=(5, 6),
-                textcoords="offset points", fontsize="small", color=FAILED_COLOR,
-                annotation_clip=False)
+    ann = ax.annotate(text, (x, 0), xycoords=("data", "axes fraction"), xytext=(5, _FailedLabels.ABOVE_PT),
+                      textcoords="offset points", fontsize="small", color=FAILED_COLOR,
+                      annotation_clip=False)
+    stack = next((a for a in ax.get_children() if isinstance(a, _FailedLabels)), None)
+    if stack is None:
+        stack = ax.add_artist(_FailedLabels())
+    stack.labels.append(ann)
 
 
 def mark_failed_row(ax, y, why):
