@@ -355,7 +355,9 @@ def cell_text(v):
 def distinguishing(configs):
     """For configurations shown alike (same workload, backend, world size, devices,
     threads), the cells that tell each apart: a list of "col=value ..." strings, one
-    per config dict, "" where nothing needs saying."""
+    per config dict, "" where nothing needs saying. An empty cell (a knob the backend
+    does not take) is left out, not written "workers=": the look-alike with a value there
+    says it, so the labels still differ."""
     shown = {}
     for i, c in enumerate(configs):
         shown.setdefault(tuple(c.get(k) for k in SHOWN_COLUMNS), []).append(i)
@@ -366,7 +368,8 @@ def distinguishing(configs):
         differ = [col for col in CONFIG_COLUMNS if col not in SHOWN_COLUMNS
                   and len({cell_text(configs[i].get(col)) for i in idx}) > 1]
         for i in idx:
-            out[i] = " ".join(f"{col}={cell_text(configs[i].get(col))}" for col in differ)
+            out[i] = " ".join(f"{col}={cell_text(configs[i].get(col))}" for col in differ
+                              if cell_text(configs[i].get(col)) != "")
     return out
 
 
