@@ -62,10 +62,12 @@ FORMULAS = [
                                     "world_size 1 (cuda) in the same workload"),
     ("scaling efficiency", "(median samples/s / median samples/s of the base at world_size 1) "
                            "/ world_size; the base is the row's scaling_base column (cuda for "
-                           "cuda-dp and cuda-ddp, cpu-omp for cpu-ddp, torch-cuda for torch-dp), "
-                           "the same backend when it is empty or has no such row; the same run, "
-                           "workload cells and threads preferred; shown for world_size > 1; "
-                           "100% is ideal"),
+                           "cuda-dp and cuda-ddp; cpu-omp for cpu-ddp and cpu-hogwild; torch-cuda "
+                           "for torch-dp and torch-ddp on GPUs; torch-cpu for torch-ddp on CPUs and "
+                           "torch-hogwild), the same backend when it is empty or has no such row; "
+                           "the same run, workload cells and threads preferred (threads per rank "
+                           "or per worker); shown for world_size > 1 (Hogwild!: workers); 100% is "
+                           "ideal"),
     ("ideal scaling line", "base samples/s at world_size 1 × world_size"),
     ("weak-scaling efficiency", "for a family of workloads <stem>-x1, <stem>-x2, …, <stem>-xN "
                                 "(global batch and rows × N, the same work per rank): median "
@@ -355,7 +357,9 @@ def cell_text(v):
 def distinguishing(configs):
     """For configurations shown alike (same workload, backend, world size, devices,
     threads), the cells that tell each apart: a list of "col=value ..." strings, one
-    per config dict, "" where nothing needs saying."""
+    per config dict, "" where nothing needs saying. An empty cell (a knob the backend
+    does not take) is left out, not written "workers=": the look-alike with a value there
+    says it, so the labels still differ."""
     shown = {}
     for i, c in enumerate(configs):
         shown.setdefault(tuple(c.get(k) for k in SHOWN_COLUMNS), []).append(i)
@@ -366,7 +370,8 @@ def distinguishing(configs):
         differ = [col for col in CONFIG_COLUMNS if col not in SHOWN_COLUMNS
                   and len({cell_text(configs[i].get(col)) for i in idx}) > 1]
         for i in idx:
-            out[i] = " ".join(f"{col}={cell_text(configs[i].get(col))}" for col in differ)
+            out[i] = " ".join(f"{col}={cell_text(configs[i].get(col))}" for col in differ
+                              if cell_text(configs[i].get(col)) != "")
     return out
 
 

@@ -60,14 +60,20 @@ POSITIVE_COLUMNS = ["train_time_s", "samples_per_s", "epochs", "world_size"]
 NON_NEGATIVE_COLUMNS = PHASE_COLUMNS + ["upload_s", "upload_gbps", "comm_busbw_gbps",
                                         "time_to_target_s", "gpu_energy_j"]
 # The losses are MSE or cross-entropy: never negative, in results.csv (final_loss) as in
-# curves.csv (train_loss). A NaN one is kept in both: a diverged run's own value (shown
-# as "nan", failing the loss check, null in summary.json; its curve is NaN too).
+# curves.csv (train_loss). Nor infinite: trainbench and the peers write a run whose loss is
+# not finite as `failed: non-finite ...`, without a curve, so an ok row's or a curve's inf
+# was edited in or corrupted (the report showed "inf" as the loss). A NaN one is kept in
+# both, as before: a diverged run's own value (shown as "nan", failing the loss check, null
+# in summary.json; its curve is NaN too).
 NOT_A_LOSS = "MSE and cross-entropy losses are never negative"
+NOT_MEASURED = "trainbench writes a run whose loss is not finite as 'failed: ...', without a curve"
 
 
-def _refuse_negative_loss(raw, col, where):
-    if raw[col] < 0:
+def _refuse_impossible_loss(raw, col, where):
+    if raw[col] < 0:  # -inf too
         raise InputError(f"{where}, column '{col}': {raw[col]} is negative ({NOT_A_LOSS})")
+    if math.isinf(raw[col]):
+        raise InputError(f"{where}, column '{col}': {raw[col]} is infinite ({NOT_MEASURED})")
 
 
 INT64_LIMIT = 2 ** 63   # the harness writes 64-bit integers; a longer one is no measurement
@@ -249,7 +255,7 @@ def _type_row(raw, where):
                                  "and not negative")
         if raw["threads"] < 0 or raw["repetition"] < 0:
             raise InputError(f"{where}: threads and repetition must not be negative")
-        _refuse_negative_loss(raw, "final_loss", where)
+        _refuse_impossible_loss(raw, "final_loss", where)
         acc = raw["final_accuracy"]
         if acc is not None and not (0.0 <= acc <= 1.0):
             raise InputError(f"{where}, column 'final_accuracy': {acc} is not in [0, 1]")
@@ -267,7 +273,7 @@ def _load_curves(path):
         for col in ("run_id", "workload", "backend", "repetition", "epoch", "train_loss"):
             if raw[col] is None:
                 raise InputError(f"{where}, column '{col}': empty")
-        _refuse_negative_loss(raw, "train_loss", where)
+        _refuse_impossible_loss(raw, "train_loss", where)
         rows.append(raw)
     return rows
 

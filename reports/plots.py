@@ -27,6 +27,7 @@ matplotlib.use("Agg")
 # text, never mathtext, which raises on an unbalanced "$" (no report at all) and
 # typesets a balanced pair.
 matplotlib.rcParams["text.parse_math"] = False
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import EngFormatter, LogFormatter, MaxNLocator  # noqa: E402
@@ -54,11 +55,33 @@ class PlainLogFormatter(LogFormatter):
     """Labels the ticks of a log axis that matplotlib's LogFormatter picks: the decades
     and, where the axis spans about one decade or less (its minor_thresholds), the ticks
     between them, all of them below 0.4 decades; each written by `text` rather than
-    LogFormatter's "%1.0e", which writes 3.1e8 and 3.2e8 alike as "3e+08"."""
+    LogFormatter's "%1.0e", which writes 3.1e8 and 3.2e8 alike as "3e+08".
+
+    Over one to two decades LogFormatter labels the decades alone, and one decade may be
+    all that is in view (data from 15 to 400 showed "100", one number): the minor
+    formatter then labels the 2s and 5s too, which every stretch of a decade or more holds
+    three of. Not its 2, 3, 4 and 6, as within a decade: over two, they overlapped."""
+
+    TWO_DECADES = 2.0   # wider views hold two decades, labelled
 
     def __init__(self, text, minor=False):
         super().__init__(labelOnlyBase=not minor)
         self._text = text
+        self._one_two_five = False
+
+    def set_locs(self, locs=None):
+        super().set_locs(locs)
+        lo, hi = sorted(self.axis.get_view_interval()) if self.axis else (0.0, 0.0)
+        # Not log10(hi / lo): near the largest float the quotient overflows (a 1e308 row).
+        decades = math.log10(hi) - math.log10(lo) if lo > 0 and self._base == 10 else 0.0
+        self._one_two_five = not self.labelOnlyBase and self.minor_thresholds[0] < decades <= self.TWO_DECADES
+
+    def __call__(self, x, pos=None):
+        if self._one_two_five and x > 0:
+            mantissa = x / 10.0 ** math.floor(math.log10(x) + 1e-9)   # 1e-9: 1000 is 10^3, not 9.99 × 10^2
+            # The decades (mantissa 1) are the major formatter's to label.
+            return self._text(x) if any(math.isclose(mantissa, m, rel_tol=1e-6) for m in (2, 5)) else ""
+        return super().__call__(x, pos)
 
     def _num_to_string(self, x, vmin, vmax):
         return self._text(x)
@@ -73,7 +96,8 @@ def plain_log_ticks(axis, formatter=None):
     LogFormatterSciNotation writes "$\\mathdefault{10^{4}}$", shown as it is. Labels as
     `formatter` writes them (default "0.001", "0.03", "1", "1e+05"): the decades, and on
     an axis spanning a decade or less the ticks between too, which had none, so such an
-    axis (samples/s from 150 k to 400 k) showed no number at all."""
+    axis (samples/s from 150 k to 400 k) showed no number at all; up to two decades, the
+    2s and 5s (PlainLogFormatter)."""
     text = formatter or _plain_number
     axis.set_major_formatter(PlainLogFormatter(text))
     axis.set_minor_formatter(PlainLogFormatter(text, minor=True))
@@ -109,14 +133,48 @@ def _bar_figure(n_bars):
     return fig, fig.add_subplot(1, 1, 1)
 
 
+class _FailedLabels(Artist):
+    """Stacks an axes' mark_failed labels: from left to right, each goes to the lowest row
+    above the axis where it overlaps none placed before it. Several configurations failing
+    at one size (cuda-dp ×2 and cuda-ddp ×2), or at neighbouring ones, wrote their labels
+    over each other. Done as the axes are drawn, when the limits and scale (set after the
+    marks) decide where each label falls and how wide it is; draws nothing itself, drawn
+    before the labels (a lower zorder than texts')."""
+
+    ABOVE_PT = 6.0    # the first row's offset above the axis (and the ✗ marker)
+    BETWEEN_PT = 2.0  # between two rows
+
+    def __init__(self):
+        super().__init__()
+        self.labels = []
+        self.set_zorder(0)
+        self.set_in_layout(False)
+
+    def draw(self, renderer):
+        placed = []
+        for ann in sorted(self.labels, key=lambda a: a.xy[0]):
+            ann.xyann = (5.0, self.ABOVE_PT)
+            box = ann.get_window_extent(renderer)
+            row_pt = box.height / renderer.points_to_pixels(1.0) + self.BETWEEN_PT
+            while any(box.overlaps(b) for b in placed):
+                ann.xyann = (5.0, ann.xyann[1] + row_pt)
+                box = ann.get_window_extent(renderer)
+            placed.append(box)
+
+
 def mark_failed(ax, x, text=FAILED_TEXT):
     """A red ✗ on the x axis at x, labelled `text`: a configuration that failed, at the
-    size where its point would be (it has no y). Not clipped, so it shows whole."""
+    size where its point would be (it has no y). Not clipped, so it shows whole; labels
+    that would overlap are stacked (_FailedLabels)."""
     ax.plot([x], [0], marker="X", markersize=9, color=FAILED_COLOR, linestyle="none",
             clip_on=False, zorder=5, transform=ax.get_xaxis_transform())
-    ax.annotate(text, (x, 0), xycoords=("data", "axes fraction"), xytext=(5, 6),
-                textcoords="offset points", fontsize="small", color=FAILED_COLOR,
-                annotation_clip=False)
+    ann = ax.annotate(text, (x, 0), xycoords=("data", "axes fraction"), xytext=(5, _FailedLabels.ABOVE_PT),
+                      textcoords="offset points", fontsize="small", color=FAILED_COLOR,
+                      annotation_clip=False)
+    stack = next((a for a in ax.get_children() if isinstance(a, _FailedLabels)), None)
+    if stack is None:
+        stack = ax.add_artist(_FailedLabels())
+    stack.labels.append(ann)
 
 
 def mark_failed_row(ax, y, why):

@@ -53,7 +53,6 @@ Without an importable torch every row is `skipped: python3-torch not importable
 import argparse
 import math
 import os
-import resource
 import sys
 import time
 
@@ -64,6 +63,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import disturbance  # noqa: E402
+from peak_rss import peak_rss_bytes, reset_peak_rss  # noqa: E402
 from peer_export import BadInput, load_export, read_data, read_orders, read_params, write_params  # noqa: E402
 from peer_rows import (Results, base_row, check_not_diverged, curve_row, fmt_num, identity,  # noqa: E402
                        record_env)
@@ -266,6 +266,9 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
     base = dict(base_row(w, ident, backend, row_threads, devname, args.warmup), world_size=world)
     torch.set_num_threads(threads)
     label = f"{backend} {w['workload']} t{row_threads}"
+    # peak_host_mem_bytes is this configuration's, as trainbench's (harness/runner.cpp): from
+    # what is resident now (the data, torch), not the peak of an earlier configuration.
+    reset_peak_rss()
     try:
         tr = Trainer(torch, w, task, x, y, orders, init, device, dp_ids)
         if tr.cuda:
@@ -311,7 +314,7 @@ def run_config(torch, w, data, init, orders, device, threads, args, results, ide
                 "comm_s": fmt_num(0.0), "allreduce_bytes_per_step": "0", "comm_busbw_gbps": "",
                 "final_loss": fmt_num(loss), "final_accuracy": "" if acc is None else fmt_num(acc),
                 "param_checksum": "%.12g" % checksum,
-                "peak_host_mem_bytes": str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
+                "peak_host_mem_bytes": str(peak_rss_bytes()),
                 "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if tr.cuda else 0),
                 **disturbed,
                 "status": "ok",
@@ -448,6 +451,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
     base = dict(base_row(w, ident, "torch-ddp", row_threads, devname, args.warmup), world_size=str(world))
     label = f"torch-ddp {w['workload']} n{world} t{row_threads}"
     task, x, y = data
+    reset_peak_rss()  # rank 0's peak_host_mem_bytes from here, as run_config's
     try:
         tr = DdpTrainer(torch, w, task, x, y, orders, init, device, rank, world)
         initial_loss = tr.evaluate()[0] if rank == 0 else None  # rank 0 alone evaluates (below)
@@ -503,7 +507,7 @@ def run_ddp(torch, w, data, init, orders, threads, args, results, ident):
                 "comm_busbw_gbps": "",
                 "final_loss": fmt_num(loss), "final_accuracy": "" if acc is None else fmt_num(acc),
                 "param_checksum": "%.12g" % checksum,
-                "peak_host_mem_bytes": str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
+                "peak_host_mem_bytes": str(peak_rss_bytes()),
                 "peak_device_mem_bytes": str(torch.cuda.max_memory_allocated(device) if cuda else 0),
                 "status": "ok",
             })

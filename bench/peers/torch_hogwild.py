@@ -19,8 +19,9 @@ fewer than its batches of an epoch (check_shares).
 
 import math
 import os
-import resource
 import time
+
+from peak_rss import peak_rss_bytes, reset_peak_rss
 
 POLL_S = 0.05
 STATS = 7  # per worker: loss_sum, steps, nonfinite_step, transfer, forward, backward, optimizer
@@ -151,6 +152,9 @@ def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, id
                 world_size=str(n), workers=str(n))
     label = f"torch-hogwild {w['workload']} n{n} t{threads}"
     torch.set_num_threads(threads)
+    # The parent's peak from here (its shared copies of the data below included), as
+    # run_config's: not an earlier --workers value's nor torch's import.
+    reset_peak_rss()
     # The data and the orders in shared memory once (the workers map them, as the example's
     # processes share the dataset object); the model's parameters too (share_memory()).
     xt = torch.from_numpy(x).clone().share_memory_()
@@ -197,7 +201,7 @@ def run_hogwild(lib, torch, w, data, init, orders, threads, n, args, results, id
                 "comm_s": lib.fmt_num(0.0), "allreduce_bytes_per_step": "0", "comm_busbw_gbps": "",
                 "final_loss": lib.fmt_num(loss), "final_accuracy": "" if acc is None else lib.fmt_num(acc),
                 "param_checksum": "%.12g" % float(flat.sum(dtype="float64")),
-                "peak_host_mem_bytes": str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
+                "peak_host_mem_bytes": str(peak_rss_bytes()),  # the parent's, as cpu-hogwild's
                 "peak_device_mem_bytes": "0", "status": "ok",
             })
             lib.record_repetition(results, row, curve, label, loss,

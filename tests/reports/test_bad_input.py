@@ -124,6 +124,20 @@ CASES = {
     "minus infinite curve loss": (lambda d: _replace_line(f"{d}/curves.csv", 1,
                                                           _set_field("train_loss", "-inf", CURVE_COLUMNS)),
                                   "curves.csv: line 2, column 'train_loss': -inf is negative"),
+    # Nor infinite: trainbench writes a run whose loss is not finite as failed, without a
+    # curve; an ok row's inf (or a number beyond float64, read as inf) was shown as "inf".
+    "infinite final loss": (lambda d: _replace_line(f"{d}/results.csv", 2, _set_field("final_loss", "inf")),
+                            "results.csv: line 3, column 'final_loss': inf is infinite (trainbench writes a "
+                            "run whose loss is not finite as 'failed: ...', without a curve)"),
+    "final loss beyond float64": (lambda d: _replace_line(f"{d}/results.csv", 4,
+                                                          _set_field("final_loss", "1e400")),
+                                  "results.csv: line 5, column 'final_loss': inf is infinite"),
+    "minus infinite final loss": (lambda d: _replace_line(f"{d}/results.csv", 2,
+                                                          _set_field("final_loss", "-inf")),
+                                  "results.csv: line 3, column 'final_loss': -inf is negative"),
+    "infinite curve loss": (lambda d: _replace_line(f"{d}/curves.csv", 3,
+                                                    _set_field("train_loss", "inf", CURVE_COLUMNS)),
+                            "curves.csv: line 4, column 'train_loss': inf is infinite"),
     "integer beyond 64 bits": (lambda d: _replace_line(f"{d}/results.csv", 2,
                                                        _set_field("peak_host_mem_bytes", "9" * 400)),
                                "line 3, column 'peak_host_mem_bytes': " + "9" * 400

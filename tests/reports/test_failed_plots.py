@@ -6,6 +6,7 @@ points on either side of it. It used to vanish from every plot, reading as "not 
 import math
 
 import pytest
+from matplotlib.figure import Figure
 
 import fixture_data as fx
 import plots
@@ -66,3 +67,35 @@ def test_a_base_whose_every_member_failed_still_has_its_panel(tmp_path, figures)
     (ax,) = [a for a in figures[f"{LIN}: scaling"].get_axes() if a.get_visible()]
     assert sorted(_texts(ax)) == ["cuda-ddp ×2 failed", "cuda-ddp ×4 failed",
                                   "cuda-dp ×2 failed", "cuda-dp ×4 failed"]
+    _assert_apart(ax, ax.texts)   # two failed at 2 and two at 4: they were written over each other
+
+
+def _assert_apart(ax, texts):
+    """No two of the drawn texts overlap."""
+    renderer = ax.figure.canvas.get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            assert not box_a.overlaps(box_b), f"'{a}' overlaps '{b}'"
+
+
+def test_failed_labels_at_one_or_neighbouring_sizes_are_stacked_apart():
+    """Left to right, each label goes to the lowest row where it overlaps none before it: a
+    lone one stays just above the axis, at its ✗."""
+    fig = Figure(figsize=(5.2, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot([1, 2, 4, 8], [4, 7, 9, 10])
+    labels = [(1, "cuda-ddp ×1 failed"), (2, "cuda-dp ×2 failed"), (2, "cuda-ddp ×2 failed"),
+              (4, "cpu-ddp (4 thr) ×4 failed"), (8, "cuda ×8 failed")]
+    for x, text in labels:
+        plots.mark_failed(ax, x, text)
+    ax.set_xscale("log", base=2)   # after the marks, as the scaling plot sets it
+    ax.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
+    plots._png(fig)
+    _assert_apart(ax, ax.texts)
+    rows = {t.get_text(): t.xyann for t in ax.texts}
+    assert rows["cuda-ddp ×1 failed"] == (5.0, 6.0)                  # the first, on the axis
+    assert rows["cuda-dp ×2 failed"][1] != rows["cuda-ddp ×2 failed"][1]   # one above the other
+    assert max(y for _, y in rows.values()) < 60                     # rows, not a tower
+    assert {t.xy for t in ax.texts} == {(x, 0) for x, _ in labels}  # each still at its size
+    assert sorted(t.get_text() for t in ax.texts) == sorted(text for _, text in labels)

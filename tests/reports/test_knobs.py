@@ -147,3 +147,18 @@ def test_baselines_come_from_traits_not_names(tmp_path):
     assert cell(torch, "vs reference").startswith("✓")
     shown = [r["backend"] for r in tables(html)[0]]
     assert shown == ["oracle64", "cpu-fast", "cpu-fast", "cpu-multi", "cpu-multi", "torch-cpu"]
+
+
+def test_a_knob_left_empty_is_not_written_into_the_label(tmp_path):
+    """Look-alikes told apart by a knob that one of them leaves empty (a backend that does
+    not take it): the label said "workers=" for the empty one; now only the other says it."""
+    alike = dict(workload="w", backend="cpu-omp", world_size=1, devices="cpu", threads=8)
+    assert derive.distinguishing([dict(alike, workers=None), dict(alike, workers=2)]) == ["", "workers=2"]
+    assert derive.distinguishing([dict(alike, workers=None, shuffle=True),
+                                  dict(alike, workers=2, shuffle=False)]) == ["shuffle=true",
+                                                                              "shuffle=false workers=2"]
+    # The same from a results.csv: cpu-omp (8 thr) once more with a workers cell.
+    run = _write(tmp_path / "workers", "cpubox", [(OMP8, 4_000_000.0, fx.WORKLOADS[LIN]["ref_loss"], {"workers": "2"})])
+    lin = next(w for w in derive.summarize([load_run(run)]).workloads if w.name == LIN)
+    omp8 = sorted(g.label() for g in lin.groups if g.backend == "cpu-omp" and g.threads == 8)
+    assert omp8 == ["cpu-omp (8 thr)", "cpu-omp (8 thr) workers=2"]

@@ -6,10 +6,14 @@ the repetition jitter is symmetric so the median is the listed value).
 
 import json
 import os
+import re
 import statistics
+import sys
 
+import derive
 import fixture_data as fx
 import render
+from conftest import REPO
 from htmltables import cell, find_rows, tables
 
 LIN, MLP = fx.LINEAR, fx.MLP
@@ -180,6 +184,44 @@ def test_report_is_self_contained_with_plots_env_and_formulas(gpu_run):
     assert "0123456789ab (clean)" in html
     for name in ("speedup vs the fastest CPU", "scaling efficiency", "CV", "loss check"):
         assert find_rows(html, figure=name), name
+
+
+def _scaling_bases(text, after="scaling_base"):
+    """{(base, backend, "GPUs"/"CPUs"/None)} that the text's first parenthesis after `after`
+    lists: "(cuda for cuda-dp and cuda-ddp; torch-cpu for torch-ddp on CPUs and ...)"."""
+    listed = re.search(re.escape(after) + r"[^(]*\(([^)]*)\)", text.replace("`", ""))[1]
+    pairs = set()
+    for clause in re.split(r"[;,] (?=[\w-]+ for )", listed):
+        base, backends = clause.split(" for ", 1)
+        for backend in re.split(r", | and ", backends):
+            name, _, where = backend.partition(" on ")
+            pairs.add((base, name, where or None))
+    return pairs
+
+
+def test_the_scaling_efficiency_formula_names_the_base_of_every_backend():
+    """The formula printed in the report (derive.FORMULAS) and README's table name every
+    backend's scaling base as the rows carry it: trainbench's as reports/schema.json (the
+    harness's) describes the column, the peers' as peer_rows.peer_traits writes them. The
+    report's left out cpu-hogwild's, torch-ddp's and torch-hogwild's."""
+    with open(os.path.join(REPO, "reports", "schema.json"), encoding="utf-8") as f:
+        column = next(c for c in json.load(f)["results"] if c["name"] == "scaling_base")
+    expected = _scaling_bases(column["description"], after="measured against")
+    sys.path.insert(0, os.path.join(REPO, "bench", "peers"))
+    import peer_rows  # noqa: PLC0415 (no torch)
+    for backend in ("torch-cpu", "torch-cuda", "torch-dp", "torch-ddp", "torch-hogwild"):
+        on = {where: peer_rows.peer_traits(backend, devices)["scaling_base"]
+              for where, devices in (("GPUs", "0,1"), ("CPUs", "cpu"))}
+        if len(set(on.values())) == 1:
+            expected |= {(base, backend, None) for base in on.values() if base}
+        else:
+            expected |= {(base, backend, where) for where, base in on.items() if base}
+    assert ("cpu-omp", "cpu-hogwild", None) in expected and ("torch-cpu", "torch-ddp", "CPUs") in expected
+    formula = dict(derive.FORMULAS)["scaling efficiency"]
+    assert _scaling_bases(formula) == expected
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        readme_row = next(line for line in f if line.startswith("| scaling efficiency |"))
+    assert _scaling_bases(readme_row) == expected
 
 
 def test_missing_curves_still_renders_with_a_note(gpu_run):
