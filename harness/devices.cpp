@@ -57,7 +57,11 @@ int64_t peak_rss_bytes() {
   }
   struct rusage ru {};
   ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+#ifdef __APPLE__
+  return static_cast<int64_t>(ru.ru_maxrss);  // macOS reports bytes (no /proc there)
+#else
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux and the BSDs report KiB
+#endif
 }
 
 bool reset_peak_rss() {
