@@ -239,10 +239,11 @@ const std::vector<Column>& table() {
          return std::string(buf);
        }},
       {"peak_host_mem_bytes", T::kInt, R::kMetric, "bytes", false,
-       "peak resident set of the process (rank 0's; cpu-hogwild: the parent's) from the start of this "
-       "configuration to the end of the repetition: Linux's VmHWM, reset as the configuration starts (its data "
-       "and the loaded libraries count; a suite's earlier configurations and the ceilings' arrays do not); where it "
-       "cannot be reset, the process's peak so far (getrusage)",
+       "peak resident set of the process (rank 0's; cpu-hogwild and torch-hogwild: the parent's; the PyTorch "
+       "peers measure theirs alike) from the start of this configuration to the end of the repetition: Linux's "
+       "VmHWM, reset as the configuration starts (its data and the loaded libraries count; a suite's earlier "
+       "configurations and the ceilings' arrays do not); where it cannot be reset, the process's peak so far "
+       "(VmHWM unreset; getrusage's ru_maxrss without /proc)",
        [](const ResultRow& r) { return std::to_string(r.peak_host_mem_bytes); }},
       {"peak_device_mem_bytes", T::kInt, R::kMetric, "bytes", false,
        "peak GPU memory of GPU backends on their busiest GPU: the trainer's buffers, or more where free memory "
