@@ -60,11 +60,11 @@ POSITIVE_COLUMNS = ["train_time_s", "samples_per_s", "epochs", "world_size"]
 NON_NEGATIVE_COLUMNS = PHASE_COLUMNS + ["upload_s", "upload_gbps", "comm_busbw_gbps",
                                         "time_to_target_s", "gpu_energy_j"]
 # The losses are MSE or cross-entropy: never negative, in results.csv (final_loss) as in
-# curves.csv (train_loss). Nor infinite: trainbench and the peers write a run whose loss is
-# not finite as `failed: non-finite ...`, without a curve, so an ok row's or a curve's inf
-# was edited in or corrupted (the report showed "inf" as the loss). A NaN one is kept in
-# both, as before: a diverged run's own value (shown as "nan", failing the loss check, null
-# in summary.json; its curve is NaN too).
+# curves.csv (train_loss). Nor infinite or NaN: trainbench (since its first commit) and the
+# peers write a run whose loss is not finite as `failed: non-finite ...`, without a curve,
+# so an ok row's or a curve's inf or NaN was edited in or corrupted (the report showed
+# "inf", or "nan" as a loss mismatch, as if a backend had measured it). A failed row's loss
+# is not read.
 NOT_A_LOSS = "MSE and cross-entropy losses are never negative"
 NOT_MEASURED = "trainbench writes a run whose loss is not finite as 'failed: ...', without a curve"
 
@@ -74,6 +74,8 @@ def _refuse_impossible_loss(raw, col, where):
         raise InputError(f"{where}, column '{col}': {raw[col]} is negative ({NOT_A_LOSS})")
     if math.isinf(raw[col]):
         raise InputError(f"{where}, column '{col}': {raw[col]} is infinite ({NOT_MEASURED})")
+    if math.isnan(raw[col]):
+        raise InputError(f"{where}, column '{col}': {raw[col]} is not a number ({NOT_MEASURED})")
 
 
 INT64_LIMIT = 2 ** 63   # the harness writes 64-bit integers; a longer one is no measurement

@@ -112,8 +112,7 @@ CASES = {
     "negative energy": (lambda d: _replace_line(f"{d}/results.csv", 4, _set_field("gpu_energy_j", "-3")),
                         "line 5, column 'gpu_energy_j': -3.0 must be a finite number and not negative"),
     # Losses are MSE or cross-entropy, never negative: a negative one was plotted and
-    # checked as if measured. A NaN one is a diverged run's value, kept in both files
-    # (test_summary_json.py's test_nan_loss_is_null_not_nan renders one).
+    # checked as if measured.
     "negative final loss": (lambda d: _replace_line(f"{d}/results.csv", 2, _set_field("final_loss", "-0.01")),
                             "results.csv: line 3, column 'final_loss': -0.01 is negative (MSE and "
                             "cross-entropy losses are never negative)"),
@@ -138,6 +137,13 @@ CASES = {
     "infinite curve loss": (lambda d: _replace_line(f"{d}/curves.csv", 3,
                                                     _set_field("train_loss", "inf", CURVE_COLUMNS)),
                             "curves.csv: line 4, column 'train_loss': inf is infinite"),
+    # Nor NaN, for the same reason: it was shown as "nan", a loss mismatch, as if measured.
+    "nan final loss": (lambda d: _replace_line(f"{d}/results.csv", 3, _set_field("final_loss", "nan")),
+                       "results.csv: line 4, column 'final_loss': nan is not a number (trainbench writes a "
+                       "run whose loss is not finite as 'failed: ...', without a curve)"),
+    "nan curve loss": (lambda d: _replace_line(f"{d}/curves.csv", 2,
+                                               _set_field("train_loss", "NaN", CURVE_COLUMNS)),
+                       "curves.csv: line 3, column 'train_loss': nan is not a number"),
     "integer beyond 64 bits": (lambda d: _replace_line(f"{d}/results.csv", 2,
                                                        _set_field("peak_host_mem_bytes", "9" * 400)),
                                "line 3, column 'peak_host_mem_bytes': " + "9" * 400
