@@ -375,7 +375,11 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() >= 2 && args[0] == "help") args = {args[1], "--help"};  // `help COMMAND` is `COMMAND --help`
+  // `help COMMAND` is `COMMAND --help`; `help help` (or `help --help`) is `help`.
+  if (args.size() >= 2 && args[0] == "help") {
+    const bool about_help = args[1] == "help" || args[1] == "--help" || args[1] == "-h";
+    args = about_help ? std::vector<std::string>{"help"} : std::vector<std::string>{args[1], "--help"};
+  }
   const std::string command_line = join_command_line(argc, argv);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || (args[0] == "help" && args.size() == 1)) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);

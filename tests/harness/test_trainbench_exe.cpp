@@ -335,6 +335,12 @@ TEST(TrainbenchExe, EveryCommandHasHelpAndRejectsStrayArguments) {
   const Result list = run("help");
   EXPECT_EQ(list.code, 0) << list.out;
   EXPECT_NE(list.out.find("\n  help      this list; `trainbench help COMMAND`"), std::string::npos) << list.out;
+  // `help help` named itself an unknown command (exit 2) while listing it as allowed.
+  for (const char* about_help : {"help help", "help --help", "help -h"}) {
+    const Result r = run(about_help);
+    EXPECT_EQ(r.code, 0) << about_help << ": " << r.out;
+    EXPECT_EQ(r.out, list.out) << about_help;
+  }
   const Result unknown = run("help frob");
   EXPECT_EQ(unknown.code, 2) << unknown.out;
   EXPECT_NE(unknown.out.find("unknown command 'frob' (allowed: run, suite, export, backends, devices, launcher, "
