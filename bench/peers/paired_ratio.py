@@ -59,7 +59,7 @@ import subprocess
 import sys
 
 import disturbance
-from run_peers import parse_suite, split_flags, torch_importable, without
+from run_peers import SuiteError, parse_suite, split_flags, torch_importable, without
 from json_out import write_json
 from perf_summary import TARGETS, groups
 
@@ -219,7 +219,11 @@ def main(argv):
         print(f"paired_ratio.py: {args.results}: no such folder", file=sys.stderr)
         return 2
     only = set(args.only.split(",")) if args.only else None
-    entries, notes = chosen_entries(args.suite, only, args.results)
+    try:
+        entries, notes = chosen_entries(args.suite, only, args.results)
+    except (SuiteError, OSError) as e:  # bad input, as run_peers.py says it: one line, exit 2
+        print(f"paired_ratio.py: {e}", file=sys.stderr)
+        return 2
     if only is not None and len(entries) != len(only):
         missing = sorted(only - {e[0] for e in entries})
         print(f"paired_ratio.py: --only: no cpu-omp entry named {', '.join(missing)} in {args.suite}",

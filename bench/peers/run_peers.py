@@ -65,28 +65,42 @@ def parse_suite(path, depth=0):
     trainbench refuses it: shlex would have read `--label "a b"` as one word, trainbench
     as two."""
     entries, defaults = [], []
-    with open(path, encoding="utf-8") as f:
-        for no, line in enumerate(f, 1):
-            line = line.split("#", 1)[0]
-            quote = re.search(r"['\"\\]", line)
-            if quote:
-                raise SuiteError(f"{path}:{no}: quoting is not supported (found {quote.group()}): a suite line is "
-                                 "split at whitespace, by trainbench and run_peers.py alike; write it without "
-                                 "quotes or backslashes")
-            if ":" not in line:
-                continue
-            head, rest = line.split(":", 1)
-            head = head.strip()
-            if not head:
-                continue
-            if head == "include":
-                if depth >= 8:
-                    raise SuiteError(f"{path}:{no}: include: more than 8 levels")
-                entries += parse_suite(os.path.join(os.path.dirname(path), rest.strip()), depth + 1)
-            elif head == "defaults":
-                defaults += _words(rest)
-            else:
-                entries.append((head, defaults + _words(rest)))
+    with open(path, "rb") as f:
+        data = f.read()
+    # Lines end at \n alone, as std::getline ends them (Python's text mode also ends one at
+    # a lone \r, and the two readers' line numbers would part).
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SuiteError(f"{path}:{no}: not valid UTF-8 (byte 0x{raw[e.start]:02X} at offset {e.start})") from None
+        line = line.split("#", 1)[0]
+        quote = re.search(r"['\"\\]", line)
+        if quote:
+            raise SuiteError(f"{path}:{no}: quoting is not supported (found {quote.group()}): a suite line is "
+                             "split at whitespace, by trainbench and run_peers.py alike; write it without "
+                             "quotes or backslashes")
+        head_text, colon, rest = line.partition(":")
+        head = _words(head_text)
+        if not head:
+            continue
+        if not colon or len(head) != 1:
+            raise SuiteError(f"{path}:{no}: expected 'NAME: --flag value ...' or 'defaults: --flag value ...'")
+        if head[0] == "include":
+            inc = _words(rest)
+            if len(inc) != 1:
+                raise SuiteError(f"{path}:{no}: include: expected one suite file name")
+            if depth >= 8:
+                raise SuiteError(f"{path}:{no}: include: more than 8 levels")
+            inc_path = os.path.join(os.path.dirname(path), inc[0])
+            try:
+                entries += parse_suite(inc_path, depth + 1)
+            except OSError as e:
+                raise SuiteError(f"{path}:{no}: {inc_path}: cannot open suite file: {e.strerror or e}") from None
+        elif head[0] == "defaults":
+            defaults += _words(rest)
+        else:
+            entries.append((head[0], defaults + _words(rest)))
     return entries
 
 

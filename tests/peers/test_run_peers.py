@@ -250,3 +250,51 @@ def test_both_readers_refuse_a_quoted_suite_line_naming_file_and_line(tmp_path, 
     assert run_peers.parse_suite(str(suite)) == [
         ("a", ["--model", "linear", "--layers", "8,1", "--samples", "64", "--batch", "16", "--backends", "cpu-omp",
                "--threads", "1", "--target", "a\u00a0b"])]
+
+
+def test_both_readers_refuse_the_same_malformed_lines_naming_file_and_line(tmp_path, trainbench):
+    # run_peers.py skipped a line without a colon, took `my entry:` as a name and
+    # `include: a b` as one path where trainbench refuses each; it read a lone \r as a line
+    # end (its line numbers then differed); a file not in UTF-8 was a traceback.
+    sys.path.insert(0, PEERS)
+    try:
+        import run_peers  # noqa: PLC0415
+    finally:
+        sys.path.remove(PEERS)
+    good = b"a: --model linear --layers 8,1 --samples 64 --batch 16 --backends cpu-omp --threads 1\n"
+    (tmp_path / "results.csv").write_text("")
+    cases = {
+        "no colon": (b"just words\n", "m.suite:2: expected 'NAME: --flag value ...'"),
+        "a name with a space": (b"my entry: --model linear\n", "m.suite:2: expected 'NAME: --flag value ...'"),
+        "two include names": (b"include: x.suite y.suite\n", "m.suite:2: include: expected one suite file name"),
+        "a lone CR": (b"b: --model linear\r--seed '3'\nc: --x 'y'\n", "m.suite:2: quoting is not supported"),
+        "not UTF-8": (b"caf\xe9: --model linear\n", "m.suite:2: "),
+        "a missing include": (b"include: nowhere.suite\n",
+                              "m.suite:2: " + str(tmp_path / "nowhere.suite") + ": cannot open suite file: No such"),
+    }
+    for what, (line, must) in cases.items():
+        suite = tmp_path / "m.suite"
+        suite.write_bytes(good + line)
+        with pytest.raises(ValueError) as e:  # run_peers.SuiteError
+            run_peers.parse_suite(str(suite))
+        assert must in str(e.value), (what, str(e.value))
+        peers = subprocess.run([sys.executable, os.path.join(PEERS, "run_peers.py"), "--suite", suite,
+                                "--results", tmp_path, "--trainbench", trainbench],
+                               capture_output=True, text=True, errors="replace")
+        assert peers.returncode == 2, (what, peers.stderr)
+        assert peers.stderr.count("\n") == 1 and must in peers.stderr, (what, peers.stderr)
+        tb = subprocess.run([trainbench, "suite", suite, "--dry-run"], capture_output=True, text=True,
+                            errors="replace")
+        assert tb.returncode == 2, (what, tb.stdout, tb.stderr)
+        assert tb.stderr.count("\n") == 1 and must in tb.stderr, (what, tb.stderr)
+
+
+def test_paired_ratio_refuses_a_quoted_suite_in_one_line(tmp_path, trainbench):
+    # It parses the suite with run_peers.parse_suite and let SuiteError out as a traceback.
+    suite = tmp_path / "q.suite"
+    suite.write_text("a: --model linear --layers 8,1 --samples 64 --batch 16 --backends cpu-omp --seed '3'\n")
+    r = subprocess.run([sys.executable, os.path.join(PEERS, "paired_ratio.py"), "--suite", suite,
+                        "--results", tmp_path, "--trainbench", trainbench, "--only", "a"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "q.suite:1: quoting is not supported" in r.stderr, r.stderr
