@@ -3,7 +3,8 @@
 Why: one spelling per kind of number, so a value computed by hand from a
 fixture can be found verbatim in the report (the tests do exactly that). A figure that
 is not a finite number (a ratio that overflowed) is shown as "–", never "inf" or "nan",
-as summary.json writes it null; only a loss keeps "nan" (a diverged run's own value).
+as summary.json writes it null; a loss or its relative error shows "nan" (load.py refuses
+a NaN loss in an ok row, so only one computed from rows could be).
 """
 
 import math

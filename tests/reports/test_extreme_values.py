@@ -30,7 +30,7 @@ def test_formatters_never_print_a_non_finite_figure():
               fmt.accuracy):
         assert f(float("inf")) == "–" and f(float("nan")) == "–"
     assert fmt.signed_percent(5e299) == "+5e+301%"      # not 300 digits
-    assert fmt.loss(float("nan")) == "nan"               # a diverged loss is the row's own value
+    assert fmt.loss(float("nan")) == "nan"               # said, not hidden as "–"
 
 
 def test_a_huge_samples_per_s_renders_without_inf(tmp_path):
