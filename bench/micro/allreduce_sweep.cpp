@@ -49,8 +49,8 @@ int64_t parse_bytes(const std::string& flag, const std::string& text) {
     throw UsageError(allowed);
   }
   if (v > (kMaxSweepBytes >> shift))
-    throw UsageError(flag + ": at most " + std::to_string(kMaxSweepBytes) + " bytes (8G - 4: 2^31-1 floats per MPI call), "
-                     "got '" + text + "'");
+    throw UsageError(flag + ": at most " + std::to_string(kMaxSweepBytes) +
+                     " bytes (8G - 4: 2^31-1 floats per MPI call), got '" + text + "'");
   return v << shift;
 }
 

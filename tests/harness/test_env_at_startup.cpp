@@ -227,8 +227,8 @@ TEST(EnvAtStartup, AnErrorQuotingANewlineIsOneLine) {
   for (const std::string& cmd :
        {std::string("TB_FAULT=\"$(printf 'rank=1\\nstep=2,kind=throw')\" ") + TB_TRAINBENCH_EXE +
             " run --backend reference " + kTiny + " --out " + out,
-        std::string(TB_TRAINBENCH_EXE) + " run --backend reference " + kTiny + " --threads \"$(printf '2\\n3')\" --out " +
-            out}) {
+        std::string(TB_TRAINBENCH_EXE) + " run --backend reference " + kTiny +
+            " --threads \"$(printf '2\\n3')\" --out " + out}) {
     const tb::test::ShellResult r = tb::test::shell(cmd + " 2>&1");
     EXPECT_EQ(r.code, 2) << cmd << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << cmd << ": " << r.out;
